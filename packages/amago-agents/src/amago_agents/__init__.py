@@ -1,0 +1,3 @@
+"""amago-agents: see the package README."""
+
+__version__ = "0.1.0"

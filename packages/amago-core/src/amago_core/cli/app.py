@@ -1,0 +1,73 @@
+"""The ``amago`` command line. Every command imports its heavy pieces inside its body: listing never loads torch."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import typer
+from amago_core.cli import config_cmd, doctor, listing
+
+app = typer.Typer(
+    name="amago",
+    help="amago: reinforcement learning with long-term memory, assembled from plugins.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+)
+app.add_typer(config_cmd.app, name="config")
+
+KindArgument = Annotated[
+    str | None,
+    typer.Argument(
+        help="traj-encoders, tstep-encoders, agents, explorations or envs; all kinds when left out."
+    ),
+]
+JsonOption = Annotated[bool, typer.Option("--json", help="Print JSON for scripts instead of a table.")]
+
+
+@app.command("list")
+def list_command(
+    kind: KindArgument = None,
+    suite: Annotated[str | None, typer.Argument(help="With `envs`: list this suite's tasks.")] = None,
+    as_json: JsonOption = False,
+) -> None:
+    """List installed components with their status (ok / missing / broken / conflict)."""
+    listing.list_components(kind, suite, as_json)
+
+
+@app.command("show")
+def show_command(
+    kind: Annotated[str, typer.Argument(help="The component kind, e.g. traj-encoders.")],
+    name: Annotated[str, typer.Argument(help="The component name (an alias works too).")],
+    as_json: JsonOption = False,
+) -> None:
+    """Show one component: summary, distribution, status and its config fields."""
+    listing.show_component(kind, name, as_json)
+
+
+@app.command("plugins")
+def plugins_command(as_json: JsonOption = False) -> None:
+    """List the distributions that contribute plugins: version, components, status."""
+    listing.list_distributions(as_json)
+
+
+@app.command("doctor")
+def doctor_command(as_json: JsonOption = False) -> None:
+    """Load every plugin, probe optional requirements and import hygiene; exit 1 when something is broken."""
+    doctor.run_doctor(as_json)
+
+
+def _add_plugin_commands() -> None:
+    from amago_core.hooks.manager import hook_manager
+
+    hook_manager().hook.amago_cli_commands(app=app)
+
+
+def main() -> None:
+    """Console-script entry point."""
+    _add_plugin_commands()
+    app()
+
+
+if __name__ == "__main__":
+    main()

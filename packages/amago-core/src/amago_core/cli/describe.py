@@ -1,0 +1,68 @@
+"""Turns component specs and their config fields into rows for `amago show` and `amago list`."""
+
+from __future__ import annotations
+
+import types
+import typing
+from typing import Any
+
+from amago_core.plugins.registry import ComponentInfo
+from pydantic.fields import FieldInfo
+from pydantic_core import PydanticUndefined
+
+
+def type_name(annotation: Any) -> str:
+    """A short, readable type: ``int``, ``'sdpa' | 'flash'``, ``int | None``."""
+    origin = typing.get_origin(annotation)
+    if origin is typing.Literal:
+        return " | ".join(repr(a) for a in typing.get_args(annotation))
+    if origin in (typing.Union, types.UnionType):
+        return " | ".join(type_name(a) for a in typing.get_args(annotation))
+    if annotation is type(None):
+        return "None"
+    if origin is not None:
+        args = ", ".join(type_name(a) for a in typing.get_args(annotation))
+        return f"{getattr(origin, '__name__', str(origin))}[{args}]"
+    return getattr(annotation, "__name__", str(annotation).replace("typing.", ""))
+
+
+def default_text(field: FieldInfo) -> str:
+    if field.default is PydanticUndefined:
+        return "(required)" if field.default_factory is None else "(computed)"
+    return repr(field.default)
+
+
+def field_rows(info: ComponentInfo) -> list[dict[str, str]]:
+    """One row per config field: name, type, default, description."""
+    if info.spec is None:
+        return []
+    return [
+        {
+            "name": name,
+            "type": type_name(field.annotation),
+            "default": default_text(field),
+            "description": (field.description or "").strip(),
+        }
+        for name, field in info.spec.config.model_fields.items()
+    ]
+
+
+def component_details(info: ComponentInfo) -> dict[str, Any]:
+    """Everything `amago show --json` prints about one component."""
+    data = info.to_json()
+    if info.spec is not None:
+        spec = info.spec
+        data.update(
+            {
+                "factory": spec.factory,
+                "requires": list(spec.requires),
+                "install_hint": spec.install_hint,
+                "api_version": spec.api_version,
+                "inferred_context": list(spec.config.inferred_context),
+                "fields": field_rows(info),
+                "config_schema": spec.config.model_json_schema(),
+            }
+        )
+        if spec.extra:
+            data["extra"] = dict(spec.extra)
+    return data

@@ -1,0 +1,182 @@
+"""`amago list`, `amago show` and `amago plugins`."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from typing import Any
+
+from amago_core.cli.describe import component_details, field_rows
+from amago_core.cli.output import STATUS_STYLE, console, fail, print_json
+from amago_core.plugins.errors import PluginError
+from amago_core.plugins.groups import ENV_SUITES, GROUPS, ComponentGroup, find_group
+from amago_core.plugins.registry import ComponentInfo, registries
+
+
+def _group_or_fail(kind: str) -> ComponentGroup:
+    try:
+        return find_group(kind)
+    except ValueError as exc:
+        fail(f"{exc} See `amago list`.")
+
+
+def _info_or_fail(group: ComponentGroup, name: str) -> ComponentInfo:
+    registry = registries()[group]
+    try:
+        spec = registry.spec(name)
+    except PluginError as exc:
+        fail(str(exc))
+    for info in registry.describe():
+        if info.spec is spec:
+            return info
+    fail(f"{group.label} {name!r} could not be described; run `amago doctor`.")  # pragma: no cover
+
+
+def list_components(kind: str | None, suite: str | None, as_json: bool) -> None:
+    groups = GROUPS if kind is None else (_group_or_fail(kind),)
+    if suite is not None:
+        if groups != (ENV_SUITES,):
+            fail("a second argument (a suite) only goes with `amago list envs SUITE`.")
+        list_tasks(suite, as_json)
+        return
+    described = {group: registries()[group].describe() for group in groups}
+    if as_json:
+        if kind is None:
+            print_json({g.cli_kind: [i.to_json() for i in infos] for g, infos in described.items()})
+        else:
+            print_json([i.to_json() for i in described[groups[0]]])
+        return
+    from rich.markup import escape
+    from rich.table import Table
+
+    out = console()
+    for group, infos in described.items():
+        table = Table(title=f"{group.cli_kind} ({group.entry_point_group})", title_justify="left")
+        for column in ("name", "aliases", "status", "distribution", "summary"):
+            table.add_column(column)
+        for info in infos:
+            style = STATUS_STYLE[str(info.status)]
+            summary = escape(info.summary)
+            if info.detail:
+                summary = f"{summary} [{style}]{escape(info.detail)}[/]".strip()
+            table.add_row(
+                info.name,
+                ", ".join(info.aliases),
+                f"[{style}]{info.status}[/]",
+                "; ".join(info.distribution),
+                summary,
+            )
+        if not infos:
+            table.add_row("(none installed)", "", "", "", "")
+        out.print(table)
+
+
+def list_tasks(suite: str, as_json: bool) -> None:
+    try:
+        spec = registries().env_suites.spec(suite)
+    except PluginError as exc:
+        fail(str(exc))
+    tasks = list(spec.extra.get("tasks", []))
+    default = spec.extra.get("default_task")
+    prefix = spec.name.replace("_", "-")
+    rows = [{"task": t, "env_id": f"{prefix}-{t}", "default": t == default} for t in tasks]
+    if as_json:
+        print_json({"suite": spec.name, "tasks": rows})
+        return
+    out = console()
+    if not rows:
+        out.print(f"{prefix}: this suite takes no task; its env id is [bold]{prefix}[/]")
+        return
+    for row in rows:
+        marker = " (default)" if row["default"] else ""
+        out.print(f"{row['env_id']}{marker}")
+
+
+def show_component(kind: str, name: str, as_json: bool) -> None:
+    group = _group_or_fail(kind)
+    info = _info_or_fail(group, name)
+    if as_json:
+        print_json(component_details(info))
+        return
+    from rich.markup import escape
+    from rich.table import Table
+
+    out = console()
+    style = STATUS_STYLE[str(info.status)]
+    out.print(f"[bold]{info.name}[/] ({group.label})  {escape(info.summary)}")
+    if info.aliases:
+        out.print(f"aliases: {', '.join(info.aliases)}")
+    out.print(f"distribution: {'; '.join(info.distribution)}")
+    out.print(f"status: [{style}]{info.status}[/] {escape(info.detail)}".rstrip())
+    if info.spec is not None:
+        out.print(f"factory: {info.spec.factory}")
+        if info.spec.requires:
+            out.print(escape(f"requires: {', '.join(info.spec.requires)}  (install: {info.spec.install_hint})"))
+        if info.spec.config.inferred_context:
+            out.print(f"inferred from the run: {', '.join(info.spec.config.inferred_context)}")
+    table = Table(title="config fields", title_justify="left")
+    for column in ("field", "type", "default", "description"):
+        table.add_column(column, overflow="fold")
+    for row in field_rows(info):
+        table.add_row(*(escape(row[key]) for key in ("name", "type", "default", "description")))
+    out.print(table)
+
+
+def distribution_report() -> list[dict[str, Any]]:
+    """Per distribution: version, components (``kind:name``), hook modules, problems, skip reason."""
+    from amago_core.hooks.manager import hook_manager
+
+    regs = registries()
+    report: dict[str, dict[str, Any]] = defaultdict(
+        lambda: {"version": "", "components": [], "hooks": [], "problems": [], "skipped": None}
+    )
+    for registry in regs:
+        for info in registry.describe():
+            for origin in info.distribution:
+                dist, _, version = origin.partition(" ")
+                entry = report[dist]
+                entry["version"] = version
+                entry["components"].append(f"{registry.group.cli_kind}:{info.name}")
+                if info.status in ("broken", "conflict"):
+                    entry["problems"].append(info.detail)
+        for record in registry.skipped():
+            entry = report[record.distribution]
+            entry["version"] = record.version
+            entry["skipped"] = record.skip_reason
+    for status in hook_manager().statuses:
+        entry = report[status.record.distribution]
+        entry["version"] = status.record.version
+        entry["hooks"].append(status.record.name)
+        if status.error:
+            entry["problems"].append(status.error)
+    for record in regs.hook_records:
+        if record.skip_reason:
+            report[record.distribution].update(version=record.version, skipped=record.skip_reason)
+    rows = []
+    for dist, entry in sorted(report.items()):
+        status = "skipped" if entry["skipped"] else ("broken" if entry["problems"] else "ok")
+        rows.append({"distribution": dist, **entry, "status": status})
+    return rows
+
+
+def list_distributions(as_json: bool) -> None:
+    rows = distribution_report()
+    if as_json:
+        print_json({"switches": registries().switches.describe(), "distributions": rows})
+        return
+    from rich.markup import escape
+    from rich.table import Table
+
+    out = console()
+    table = Table(title=f"plugin distributions ({registries().switches.describe()})", title_justify="left")
+    for column in ("distribution", "version", "status", "components", "hooks"):
+        table.add_column(column, overflow="fold")
+    for row in rows:
+        style = {"ok": "green", "skipped": "yellow", "broken": "red"}[row["status"]]
+        status = f"[{style}]{row['status']}[/]"
+        if row["skipped"]:
+            status += f" ({escape(row['skipped'])})"
+        table.add_row(row["distribution"], row["version"], status, ", ".join(row["components"]), ", ".join(row["hooks"]))
+    out.print(table)
+    for row in rows:  # problems below the table: they are long, and a table cell would shred them
+        for problem in row["problems"]:
+            out.print(f"[red]x[/] {row['distribution']}: {escape(problem)}")

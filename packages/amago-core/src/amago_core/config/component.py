@@ -1,0 +1,61 @@
+"""``ComponentConfig``: the base class of every plugin's own config model."""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar, get_args
+
+from amago_core.config.strict import StrictModel
+
+
+class ComponentConfig(StrictModel):
+    """Config of one pluggable component (an encoder, agent, exploration wrapper or env suite).
+
+    Subclasses pin ``kind`` to their registered name, so a config file names what it configures::
+
+        class MambaConfig(ComponentConfig):
+            kind: Literal["mamba"] = "mamba"
+            d_model: int = 256
+            \"\"\"Width of the residual stream.\"\"\"
+
+    What is chosen lives here; what is inferred from the run (spaces, ``max_seq_len``, ``tstep_dim``) is
+    passed by the builder as keyword context and never appears in a config.
+    """
+
+    kind: str
+    """Registered name of the component this config belongs to."""
+
+    # Fields a builder passes as context, listed so that `amago show` can explain them.
+    inferred_context: ClassVar[tuple[str, ...]] = ()
+
+    @classmethod
+    def kind_name(cls) -> str | None:
+        """The name pinned by ``kind: Literal["name"]``, or None when the subclass did not pin one."""
+        field = cls.model_fields.get("kind")
+        if field is None:
+            return None
+        literal_args = get_args(field.annotation)
+        if len(literal_args) == 1 and isinstance(literal_args[0], str):
+            return literal_args[0]
+        return field.default if isinstance(field.default, str) else None
+
+    @classmethod
+    def fields_missing_docs(cls) -> list[str]:
+        """Names of fields without a description (every field should say what it means)."""
+        return [name for name, f in cls.model_fields.items() if not (f.description or "").strip()]
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-safe dict of this config (including ``kind``)."""
+        return self.model_dump(mode="json")
+
+
+class EnvSuiteConfig(ComponentConfig):
+    """Config base of an env suite (entry-point group ``amago.env_suites``).
+
+    Users name an env by id: the suite name with ``_`` written as ``-``, then an optional task
+    (``tmaze-passive``, ``gym-CartPole-v1``). The registry splits the id and fills ``task``; the suite
+    validates the task and its own options. A suite's spec lists its tasks in ``spec.extra["tasks"]`` so
+    that ``amago list envs SUITE`` needs no import of the suite's library.
+    """
+
+    task: str | None = None
+    """Task within the suite (the env id's part after the suite name); None picks the suite's default."""

@@ -1,0 +1,212 @@
+"""The experiment config tree: one section per concern, component slots validated by their plugins.
+
+Defaults follow AMAGO v3.3's ``Experiment`` (reference §2.1) except where noted. Component slots keep
+their default as a *name* until a run resolves it, so the tree validates on an install that lacks some
+component kinds; whatever a user sets is validated at once.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated, Literal
+
+from pydantic import Field, model_validator
+from pydantic_core import PydanticCustomError
+
+from amago_core.config.component import ComponentConfig
+from amago_core.config.slots import ComponentSlot, EnvSlot
+from amago_core.config.strict import StrictModel
+from amago_core.plugins.errors import PluginError
+from amago_core.plugins.groups import AGENTS, EXPLORATIONS, TRAJ_ENCODERS, TSTEP_ENCODERS
+
+TrajEncoderSlot = Annotated[ComponentConfig | str, ComponentSlot(TRAJ_ENCODERS)]
+TstepEncoderSlot = Annotated[ComponentConfig | str, ComponentSlot(TSTEP_ENCODERS)]
+AgentSlot = Annotated[ComponentConfig | str, ComponentSlot(AGENTS)]
+ExplorationSlot = Annotated[ComponentConfig | str, ComponentSlot(EXPLORATIONS)]
+EnvSuiteSlot = Annotated[ComponentConfig | str, EnvSlot()]
+
+SLOT_KEYS = ("env", "tstep_encoder", "traj_encoder", "agent", "exploration")
+"""Fields of ExperimentConfig that hold a component."""
+
+
+class RunSection(StrictModel):
+    """Naming, where results go, and what kind of process this is."""
+
+    name: str | None = None
+    """Run name: names the checkpoint folder, the wandb run and the default buffer. None: derived from the env and time."""
+    ckpt_base_dir: Path = Path("runs")
+    """Checkpoints, metrics and plots go to `{ckpt_base_dir}/{name}/`."""
+    max_seq_len: int = Field(128, gt=0)
+    """Training context in timesteps (windows of up to max_seq_len + 1 observations); also the inference context."""
+    seed: int | None = None
+    """Seed for python, numpy and torch. None: a fresh random seed (recorded in the resolved config)."""
+    mode: Literal["both", "collect", "learn"] = "both"
+    """`both` collects and learns; `collect` only acts and writes the buffer; `learn` only trains from it."""
+
+
+class RolloutSection(StrictModel):
+    """The actors: how many envs, how they run, how they act."""
+
+    parallel_actors: int = Field(12, gt=0)
+    """Number of envs stepped together (or the batch size of an already-vectorised env)."""
+    env_mode: Literal["sync", "async", "already_vectorized"] = "sync"
+    """`sync` steps envs in this process (AMAGO defaults to `async`; on few cores cheap envs are faster in-process), `async` in a process pool, `already_vectorized` for batched (jax-style) envs."""
+    async_env_mp_context: Literal["forkserver", "spawn", "fork"] | None = None
+    """Multiprocessing start method of the `async` pool. None: the platform default."""
+    sample_actions_train: bool = True
+    """Sample from the policy while collecting (False: its mode)."""
+    sample_actions_val: bool = True
+    """Sample from the policy during evaluation (False: its mode)."""
+    force_reset_train_envs_every: int | None = Field(None, gt=0)
+    """Reset train envs and memory every N epochs (for auto-resetting vectorised envs). None: never."""
+
+
+class ReplaySection(StrictModel):
+    """The disk replay buffer and how training windows are sampled from it."""
+
+    dset_root: Path = Path("buffers")
+    """Buffers live at `{dset_root}/{dset_name}/buffer/{fifo,protected}`."""
+    dset_name: str | None = None
+    """Buffer name. None: the run name."""
+    dset_max_size: int = Field(15_000, gt=0)
+    """FIFO capacity in trajectory files; the oldest are deleted past it (protected files never are)."""
+    dset_min_size: int = Field(1, ge=0)
+    """Training starts once the buffer holds more files than this."""
+    traj_save_len: int = Field(10**10, gt=0)
+    """Split rollouts into files of about this many timesteps (must be at least max_seq_len)."""
+    stagger_traj_file_lengths: bool = True
+    """Randomise file lengths by up to max_seq_len around traj_save_len so snippet boundaries don't align."""
+    save_trajs_as: Literal["npz", "npz-compressed", "traj"] = "npz"
+    """File format of saved trajectories."""
+    padded_sampling: Literal["none", "left", "right", "both"] = "none"
+    """Let sampled windows run off the start/end of a file (padded, masked) so edges are seen as often as the middle."""
+    has_dset_edit_rights: bool = True
+    """Whether this process may delete old FIFO files (False for extra collect-only processes)."""
+
+
+class OptimSection(StrictModel):
+    """The optimiser and the batch."""
+
+    batch_size: int = Field(24, gt=0)
+    """Sequences per batch, per process."""
+    batches_per_update: int = Field(1, gt=0)
+    """Gradient accumulation: batches per optimiser step."""
+    learning_rate: float = Field(1e-4, gt=0)
+    """AdamW learning rate."""
+    lr_warmup_steps: int = Field(500, ge=0)
+    """Linear warmup steps, then constant."""
+    grad_clip: float = Field(1.0, gt=0)
+    """Global gradient-norm clip."""
+    l2_coeff: float = Field(1e-3, ge=0)
+    """AdamW weight decay."""
+    mixed_precision: Literal["no", "fp16", "bf16"] = "no"
+    """accelerate mixed precision (bf16 needs a GPU that supports it)."""
+
+
+class ScheduleSection(StrictModel):
+    """How long to run and how each epoch divides between collecting, learning, evaluating, saving."""
+
+    epochs: int = Field(1000, gt=0)
+    """Number of epochs."""
+    start_learning_at_epoch: int = Field(0, ge=0)
+    """Skip gradient updates before this epoch."""
+    start_collecting_at_epoch: int = Field(0, ge=0)
+    """Skip collection before this epoch (offline first, then online)."""
+    train_timesteps_per_epoch: int = Field(1000, ge=0)
+    """Env steps per actor per epoch."""
+    train_batches_per_epoch: int = Field(1000, ge=0)
+    """Gradient updates (batches) per epoch, per process."""
+    val_interval: int | None = Field(20, gt=0)
+    """Evaluate every N epochs (epoch 0 included). None: never."""
+    val_timesteps_per_epoch: int = Field(10_000, ge=0)
+    """Env steps per val env per evaluation (at least one full episode)."""
+    ckpt_interval: int | None = Field(50, gt=0)
+    """Save a full checkpoint every N epochs (epoch 0 included). None: only `latest`."""
+    always_save_latest: bool = True
+    """Write `ckpts/latest` policy weights every trained epoch (what collect-only processes read)."""
+    always_load_latest: bool = False
+    """Read `ckpts/latest` at the start of every epoch (for collect-only processes)."""
+
+
+class LoggingSection(StrictModel):
+    """Where metrics go. A local metrics.jsonl is always written."""
+
+    log_to_wandb: bool = False
+    """Also log to Weights & Biases."""
+    wandb_project: str | None = None
+    """wandb project (env AMAGO_WANDB_PROJECT)."""
+    wandb_entity: str | None = None
+    """wandb entity (env AMAGO_WANDB_ENTITY)."""
+    wandb_group_name: str | None = None
+    """wandb group for related runs."""
+    verbose: bool = True
+    """Progress bars and the run summary."""
+    log_interval: int = Field(300, gt=0)
+    """Log training metrics every N gradient steps."""
+
+
+class DistributedSection(StrictModel):
+    """Data loading and multi-process settings (DDP itself comes from `accelerate launch`)."""
+
+    dloader_workers: int = Field(0, ge=0)
+    """DataLoader worker processes (AMAGO uses 6; 0 loads in the training process, best on few cores)."""
+
+
+class ExperimentConfig(StrictModel):
+    """Everything a run needs. Sections mirror AMAGO's `Experiment` parameters; components are plugin slots."""
+
+    run: RunSection = RunSection()
+    """Naming, output folder, context length, seed, process mode."""
+    env: EnvSuiteSlot | None = None
+    """The env: an id such as `tmaze-passive` or a table with `id` (or `kind`/`task`) and the suite's options."""
+    tstep_encoder: TstepEncoderSlot = Field("ff", validate_default=False)
+    """Timestep encoder: a name or a table with `kind` and its options."""
+    traj_encoder: TrajEncoderSlot = Field("transformer", validate_default=False)
+    """Trajectory encoder (the memory): a name or a table with `kind` and its options."""
+    agent: AgentSlot = Field("agent", validate_default=False)
+    """Agent (learning update): a name or a table with `kind` and its options."""
+    exploration: ExplorationSlot | None = Field("egreedy", validate_default=False)
+    """Exploration wrapper on train envs: a name, a table, or null for none."""
+    rollout: RolloutSection = RolloutSection()
+    """Actors: number of envs, env mode, sampling."""
+    replay: ReplaySection = ReplaySection()
+    """Replay buffer and window sampling."""
+    optim: OptimSection = OptimSection()
+    """Optimiser and batch."""
+    schedule: ScheduleSection = ScheduleSection()
+    """Epochs and what each contains."""
+    logging: LoggingSection = LoggingSection()
+    """Metrics destinations."""
+    distributed: DistributedSection = DistributedSection()
+    """Data loading and processes."""
+
+    @model_validator(mode="after")
+    def _check_lengths(self) -> ExperimentConfig:
+        if self.replay.traj_save_len < self.run.max_seq_len:
+            msg = (
+                f"replay.traj_save_len ({self.replay.traj_save_len}) must be at least run.max_seq_len "
+                f"({self.run.max_seq_len}); raise traj_save_len or lower max_seq_len."
+            )
+            raise ValueError(msg)
+        return self
+
+    def component(self, key: str) -> ComponentConfig | None:
+        """The validated config in slot ``key`` (``traj_encoder``...), resolving a default name now.
+
+        Raises:
+            amago_core.plugins.PluginError: the default component is not installed.
+        """
+        value = getattr(self, key)
+        if value is None or isinstance(value, ComponentConfig):
+            return value
+        slot = next(m for m in type(self).model_fields[key].metadata if isinstance(m, ComponentSlot))
+        try:
+            return slot.validate(value)
+        except PydanticCustomError as exc:
+            if isinstance(exc.__cause__, PluginError):  # outside validation, raise the plugin error itself
+                raise exc.__cause__ from None
+            raise
+
+    def resolved(self) -> ExperimentConfig:
+        """A copy with every component slot validated into its plugin's Config (defaults included)."""
+        return self.model_copy(update={key: self.component(key) for key in SLOT_KEYS})

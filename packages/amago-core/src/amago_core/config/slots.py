@@ -1,0 +1,111 @@
+"""Component slots: config fields that take a name or a table and validate it with the chosen plugin's Config.
+
+``traj_encoder = "mamba"`` and ``[traj_encoder] kind = "mamba", d_model = 512`` both become a validated
+``MambaConfig``; a bad value is reported at ``traj_encoder.d_model``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from pydantic import GetCoreSchemaHandler, GetJsonSchemaHandler, ValidationError
+from pydantic.json_schema import JsonSchemaValue
+from pydantic_core import PydanticCustomError, core_schema
+
+from amago_core.config.component import ComponentConfig, EnvSuiteConfig
+from amago_core.plugins.errors import PluginError
+from amago_core.plugins.groups import ENV_SUITES, ComponentGroup
+
+
+def _registry(group: ComponentGroup):
+    # Imported late: the registry module imports the config package, and slots are part of it.
+    from amago_core.plugins.registry import registries
+
+    return registries()[group]
+
+
+def _plugin_error(exc: PluginError | ValueError) -> PydanticCustomError:
+    return PydanticCustomError("component", "{reason}", {"reason": str(exc)})
+
+
+class ComponentSlot:
+    """Annotation marker: ``traj_encoder: Annotated[ComponentConfig | str, ComponentSlot(TRAJ_ENCODERS)]``."""
+
+    def __init__(self, group: ComponentGroup):
+        self.group = group
+
+    def validate(self, value: Any) -> ComponentConfig:
+        if not isinstance(value, str | Mapping | ComponentConfig):
+            msg = "expected a {label} name or a table with kind = '<name>', got {type}"
+            raise PydanticCustomError(
+                "component", msg, {"label": self.group.label, "type": type(value).__name__}
+            )
+        try:
+            return _registry(self.group).make_config(value)
+        except ValidationError:
+            raise  # already located at the offending field of the plugin's Config
+        except (PluginError, ValueError, TypeError) as exc:
+            raise _plugin_error(exc) from exc
+
+    def __get_pydantic_core_schema__(
+        self, source: Any, handler: GetCoreSchemaHandler
+    ) -> core_schema.CoreSchema:
+        return core_schema.no_info_plain_validator_function(
+            self.validate,
+            serialization=core_schema.plain_serializer_function_ser_schema(
+                _dump_component, when_used="always"
+            ),
+        )
+
+    def __get_pydantic_json_schema__(
+        self, schema: core_schema.CoreSchema, handler: GetJsonSchemaHandler
+    ) -> JsonSchemaValue:
+        return component_json_schema(self.group)
+
+
+def _dump_component(value: Any) -> Any:
+    return value.model_dump(mode="json") if isinstance(value, ComponentConfig) else value
+
+
+class EnvSlot(ComponentSlot):
+    """The env slot: an env id (``tmaze-passive``), or a table with ``id`` or ``kind``/``task`` and options."""
+
+    def __init__(self) -> None:
+        super().__init__(ENV_SUITES)
+
+    def validate(self, value: Any) -> ComponentConfig:
+        if isinstance(value, EnvSuiteConfig):
+            return super().validate(value)
+        if isinstance(value, str):
+            value = {"id": value}
+        if isinstance(value, Mapping) and "id" in value:
+            data = dict(value)
+            env_id = data.pop("id")
+            try:
+                from amago_core.plugins.registry import registries
+
+                suite, task = registries().resolve_env_id(str(env_id))
+            except PluginError as exc:
+                raise _plugin_error(exc) from exc
+            data["kind"] = suite
+            if task is not None:
+                data["task"] = task
+            value = data
+        return super().validate(value)
+
+
+def component_json_schema(group: ComponentGroup) -> JsonSchemaValue:
+    """A name of an installed component, or one of their config tables (every installed plugin included)."""
+    registry = _registry(group)
+    tables: list[JsonSchemaValue] = []
+    for info in registry.describe():
+        if info.spec is not None:
+            schema = info.spec.config.model_json_schema()
+            schema.setdefault("title", f"{info.name} ({group.label})")
+            tables.append(schema)
+    names = registry.names()
+    name_schema: JsonSchemaValue = {"type": "string", "description": f"name of an installed {group.label}"}
+    if names and group is not ENV_SUITES:  # env ids carry a task after the suite name, so no enum
+        name_schema["enum"] = names
+    return {"anyOf": [name_schema, *tables], "description": f"{group.label}: a name or a config table"}

@@ -1,0 +1,223 @@
+"""Config sources and their precedence.
+
+Highest first: ``-o key=value`` overrides > CLI flags > ``-c`` files (later files win) > ``AMAGO_*``
+environment variables > defaults. Sources are merged as plain dicts, then validated once, so an error
+names the field wherever its value came from.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tomllib
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+from typing import Any
+
+from amago_core.config.experiment import SLOT_KEYS, ExperimentConfig
+
+ENV_PREFIX = "AMAGO_"
+ENV_NESTING = "__"
+PROVENANCE_KEY = "_provenance"
+"""Top-level key of `config.resolved.json` holding versions and the command line; ignored when loading."""
+
+# Names AMAGO users already have in their shells (seeds: "Track the Results").
+ENV_ALIASES = {
+    "AMAGO_WANDB_PROJECT": ("logging", "wandb_project"),
+    "AMAGO_WANDB_ENTITY": ("logging", "wandb_entity"),
+}
+
+
+class ConfigSourceError(ValueError):
+    """A config file, override or environment variable that cannot be read; the message says which."""
+
+
+def parse_value(text: str) -> Any:
+    """Parses an override's value: JSON when it is JSON (numbers, true/false/null, lists, tables), else a string."""
+    stripped = text.strip()
+    try:
+        return json.loads(stripped)
+    except json.JSONDecodeError:
+        pass
+    lowered = stripped.lower()
+    if lowered in {"true", "false"}:  # TOML / Python spellings too
+        return lowered == "true"
+    if lowered in {"none", "null", "~"}:
+        return None
+    return stripped
+
+
+def _set_path(target: dict[str, Any], path: list[str], value: Any, source: str) -> None:
+    node = target
+    for part in path[:-1]:
+        child = node.get(part)
+        if isinstance(child, str) and part in SLOT_KEYS:  # a slot named so far gains options
+            child = {"id" if part == "env" else "kind": child}
+        if child is None:
+            child = {}
+        if not isinstance(child, dict):
+            msg = f"{source}: cannot set {'.'.join(path)} because {part} is already set to {child!r}"
+            raise ConfigSourceError(msg)
+        node[part] = child
+        node = child
+    node[path[-1]] = value
+
+
+def _slot_kind(value: Any, key: str) -> str | None:
+    if isinstance(value, str):
+        return value.replace("-", "_").lower()
+    if isinstance(value, Mapping):
+        marker = value.get("id" if key == "env" and "id" in value else "kind")
+        return marker.replace("-", "_").lower() if isinstance(marker, str) else None
+    return None
+
+
+def deep_merge(base: dict[str, Any], update: Mapping[str, Any]) -> dict[str, Any]:
+    """Merges ``update`` into a copy of ``base``; tables merge key by key, anything else replaces.
+
+    A component slot switched to another kind drops the old kind's options instead of mixing them in.
+    """
+    merged = dict(base)
+    for key, new in update.items():
+        old = merged.get(key)
+        if key in SLOT_KEYS and old is not None and _slot_kind(new, key) not in (None, _slot_kind(old, key)):
+            merged[key] = new if not isinstance(new, Mapping) else dict(new)
+        elif key in SLOT_KEYS and isinstance(new, str) and isinstance(old, Mapping):
+            merged[key] = old  # same kind named again: keep the options already given
+        elif isinstance(old, Mapping) and isinstance(new, Mapping):
+            merged[key] = deep_merge(dict(old), new)
+        elif key in SLOT_KEYS and isinstance(old, str) and isinstance(new, Mapping):
+            merged[key] = {"id" if key == "env" else "kind": old, **new}
+        else:
+            merged[key] = dict(new) if isinstance(new, Mapping) else new
+    return merged
+
+
+def read_config_file(path: str | os.PathLike[str]) -> dict[str, Any]:
+    """Reads a ``.toml``, ``.json`` or ``.yaml``/``.yml`` config file into a dict.
+
+    Raises:
+        ConfigSourceError: missing file, unknown extension, or a parse error (with file and position).
+    """
+    file = Path(path)
+    if not file.is_file():
+        msg = f"config file {str(file)!r} does not exist; check the path given to -c"
+        raise ConfigSourceError(msg)
+    suffix = file.suffix.lower()
+    text = file.read_text(encoding="utf-8")
+    try:
+        if suffix == ".toml":
+            data = tomllib.loads(text)
+        elif suffix == ".json":
+            data = json.loads(text)
+        elif suffix in {".yaml", ".yml"}:
+            import yaml
+
+            data = yaml.safe_load(text) or {}
+        else:
+            msg = f"config file {str(file)!r}: unknown format {suffix!r}; use .toml, .json or .yaml"
+            raise ConfigSourceError(msg)
+    except (tomllib.TOMLDecodeError, json.JSONDecodeError) as exc:
+        msg = f"config file {str(file)!r} is not valid {suffix[1:].upper()}: {exc}"
+        raise ConfigSourceError(msg) from exc
+    except ImportError as exc:  # pragma: no cover - pyyaml is a dependency of amago-core
+        msg = f"reading {str(file)!r} needs PyYAML: pip install pyyaml"
+        raise ConfigSourceError(msg) from exc
+    except Exception as exc:
+        if type(exc).__module__.startswith("yaml"):
+            msg = f"config file {str(file)!r} is not valid YAML: {exc}"
+            raise ConfigSourceError(msg) from exc
+        raise
+    if not isinstance(data, dict):
+        msg = f"config file {str(file)!r} must hold a table at the top level, not {type(data).__name__}"
+        raise ConfigSourceError(msg)
+    data.pop(PROVENANCE_KEY, None)
+    return data
+
+
+def parse_override(item: str) -> dict[str, Any]:
+    """``optim.learning_rate=3e-4`` -> ``{"optim": {"learning_rate": 3e-4}}``."""
+    key, sep, raw = item.partition("=")
+    key = key.strip()
+    if not sep or not key:
+        msg = f"override {item!r} must look like section.field=value (e.g. optim.learning_rate=3e-4)"
+        raise ConfigSourceError(msg)
+    result: dict[str, Any] = {}
+    _set_path(result, key.split("."), parse_value(raw), f"override {item!r}")
+    return result
+
+
+def config_from_environ(environ: Mapping[str, str] | None = None) -> dict[str, Any]:
+    """``AMAGO_OPTIM__LEARNING_RATE=3e-4`` -> ``{"optim": {"learning_rate": 3e-4}}`` (plus the wandb aliases).
+
+    Variables without the ``__`` separator (``AMAGO_PLUGINS``, ...) are not config and are ignored.
+    """
+    env = os.environ if environ is None else environ
+    result: dict[str, Any] = {}
+    for name, raw in sorted(env.items()):
+        if name in ENV_ALIASES:
+            _set_path(result, list(ENV_ALIASES[name]), raw, f"environment variable {name}")
+        elif name.startswith(ENV_PREFIX) and ENV_NESTING in name:
+            path = [p.lower() for p in name[len(ENV_PREFIX) :].split(ENV_NESTING)]
+            _set_path(result, path, parse_value(raw), f"environment variable {name}")
+    return result
+
+
+def _without_unset(flags: Mapping[str, Any]) -> dict[str, Any]:
+    """CLI flags left at None were not given; drop them at any depth so they override nothing."""
+    kept: dict[str, Any] = {}
+    for key, value in flags.items():
+        if isinstance(value, Mapping):
+            value = _without_unset(value)
+            if value:
+                kept[key] = value
+        elif value is not None:
+            kept[key] = value
+    return kept
+
+
+def merge_sources(
+    files: Iterable[str | os.PathLike[str]] = (),
+    flags: Mapping[str, Any] | None = None,
+    overrides: Iterable[str] = (),
+    environ: Mapping[str, str] | None = None,
+) -> dict[str, Any]:
+    """The raw merged dict of every source, lowest precedence first (see the module docstring)."""
+    merged = config_from_environ(environ)
+    for file in files:
+        merged = deep_merge(merged, read_config_file(file))
+    if flags:
+        merged = deep_merge(merged, _without_unset(flags))
+    for item in overrides:
+        merged = deep_merge(merged, parse_override(item))
+    defaults = ExperimentConfig.model_fields
+    for key in SLOT_KEYS:  # options given for a default component: name that default
+        value = merged.get(key)
+        if (
+            isinstance(value, Mapping)
+            and not ({"kind", "id"} & set(value))
+            and isinstance(defaults[key].default, str)
+        ):
+            merged[key] = {"kind": defaults[key].default, **value}
+    return merged
+
+
+def load_config(
+    files: Iterable[str | os.PathLike[str]] = (),
+    flags: Mapping[str, Any] | None = None,
+    overrides: Iterable[str] = (),
+    environ: Mapping[str, str] | None = None,
+) -> ExperimentConfig:
+    """Merges every source and validates the result.
+
+    Args:
+        files: ``-c`` files, in order (later wins).
+        flags: CLI flags already mapped to config keys (``{"traj_encoder": "mamba"}``); None values are unset.
+        overrides: ``-o`` items, ``section.field=value``.
+        environ: the environment to read ``AMAGO_*`` from (default: ``os.environ``).
+
+    Raises:
+        ConfigSourceError: a source cannot be read.
+        pydantic.ValidationError: the merged config is invalid (located at the bad field).
+    """
+    return ExperimentConfig.model_validate(merge_sources(files, flags, overrides, environ))

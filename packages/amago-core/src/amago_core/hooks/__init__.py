@@ -1,0 +1,14 @@
+"""pluggy hooks: log backends, experiment callbacks and extra CLI commands (torch-free)."""
+
+from amago_core.hooks.manager import HookManager, hook_manager, reset_hook_manager
+from amago_core.hooks.specs import AmagoHookSpecs, LogBackend, hookimpl, hookspec
+
+__all__ = [
+    "AmagoHookSpecs",
+    "HookManager",
+    "LogBackend",
+    "hook_manager",
+    "hookimpl",
+    "hookspec",
+    "reset_hook_manager",
+]

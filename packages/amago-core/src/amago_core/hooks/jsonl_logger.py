@@ -1,0 +1,42 @@
+"""The always-on local log backend: one JSON object per line in ``{run_dir}/metrics.jsonl``."""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+from typing import Any
+
+from amago_core.hooks.specs import hookimpl
+
+
+def _json_safe(value: Any) -> Any:
+    if isinstance(value, float) and not math.isfinite(value):
+        return str(value)  # JSON has no NaN/inf; keep them visible instead of dropping the record
+    if hasattr(value, "item") and callable(value.item):  # numpy / torch scalars
+        return _json_safe(value.item())
+    return value
+
+
+class JsonlLogBackend:
+    """Appends metrics records to a JSONL file, flushed per record so a killed run keeps what it logged."""
+
+    def __init__(self, path: Path):
+        self.path = Path(path)
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self._file = self.path.open("a", encoding="utf-8")
+
+    def log(self, metrics: dict[str, Any], *, step: int) -> None:
+        record = {"step": step, **{key: _json_safe(value) for key, value in metrics.items()}}
+        self._file.write(json.dumps(record) + "\n")
+        self._file.flush()
+
+    def close(self) -> None:
+        if not self._file.closed:
+            self._file.close()
+
+
+@hookimpl
+def amago_log_backends(run_dir: Path) -> JsonlLogBackend:
+    """amago's own backend: always on."""
+    return JsonlLogBackend(Path(run_dir) / "metrics.jsonl")

@@ -1,0 +1,97 @@
+"""Builds the pluggy plugin manager from the ``amago`` entry-point group, honouring the plugin switches."""
+
+from __future__ import annotations
+
+import re
+import threading
+from dataclasses import dataclass
+
+import pluggy
+
+from amago_core.hooks import specs
+from amago_core.plugins.discovery import EntryRecord
+from amago_core.plugins.errors import BrokenPluginError
+from amago_core.suggest import did_you_mean
+
+
+@dataclass
+class HookPluginStatus:
+    """One hook module: where it comes from and whether it loaded."""
+
+    record: EntryRecord
+    error: str | None = None
+
+
+class HookManager:
+    """A pluggy ``PluginManager`` plus a record of which hook modules loaded and which failed."""
+
+    def __init__(self, records: list[EntryRecord]):
+        self.pm = pluggy.PluginManager(specs.PROJECT_NAME)
+        self.pm.add_hookspecs(specs.AmagoHookSpecs)
+        self.statuses: list[HookPluginStatus] = []
+        for record in records:
+            if record.skip_reason:
+                continue
+            status = HookPluginStatus(record)
+            self.statuses.append(status)
+            try:
+                module = record.load()
+                self.pm.register(module, name=f"{record.distribution}:{record.name}")
+            except pluggy.PluginValidationError as exc:
+                status.error = self._explain(record, exc)
+            except Exception as exc:
+                status.error = f"cannot import {record.value} ({type(exc).__name__}: {exc})"
+
+    @property
+    def hook(self):
+        """pluggy's hook caller: ``manager.hook.amago_on_epoch_end(...)``."""
+        return self.pm.hook
+
+    def _explain(self, record: EntryRecord, exc: pluggy.PluginValidationError) -> str:
+        return f"hook plugin {record.name!r} from {record.origin}: {exc}"
+
+    def check(self) -> None:
+        """Raises when a hook module failed to load or implements a hook that does not exist.
+
+        Raises:
+            BrokenPluginError: names the plugin, the misspelt hook with a did-you-mean, or the import error.
+        """
+        problems = [f"{s.record.name!r} from {s.record.origin}: {s.error}" for s in self.statuses if s.error]
+        try:
+            self.pm.check_pending()
+        except pluggy.PluginValidationError as exc:
+            problems.append(self._pending_message(exc))
+        if problems:
+            raise BrokenPluginError("; ".join(problems))
+
+    def _pending_message(self, exc: pluggy.PluginValidationError) -> str:
+        known = [name for name in dir(specs.AmagoHookSpecs) if name.startswith("amago_")]
+        match = re.search(r"unknown hook '([^']+)'", str(exc))
+        hook_name = match.group(1) if match else "?"
+        plugin = self.pm.get_name(exc.plugin) or repr(exc.plugin)
+        return (
+            f"hook plugin {plugin} implements unknown hook {hook_name!r}.{did_you_mean(hook_name, known)} "
+            f"Known hooks: {', '.join(known)}."
+        )
+
+
+_default: HookManager | None = None
+_lock = threading.Lock()
+
+
+def hook_manager() -> HookManager:
+    """The process-wide hook manager, built from the current registries' ``amago`` entries."""
+    global _default
+    with _lock:
+        if _default is None:
+            from amago_core.plugins.registry import registries
+
+            _default = HookManager(registries().hook_records)
+        return _default
+
+
+def reset_hook_manager() -> None:
+    """Forgets the hook manager (tests, or after the plugin switches change)."""
+    global _default
+    with _lock:
+        _default = None

@@ -1,0 +1,72 @@
+"""pluggy hook specifications: the 1:N extension points where several plugins all take part.
+
+A plugin implements hooks in a torch-free module and registers that module under the ``amago``
+entry-point group::
+
+    [project.entry-points.amago]
+    my_logger = "my_pkg.amago_hooks"
+
+    # my_pkg/amago_hooks.py
+    from amago_core.hooks import hookimpl
+
+    @hookimpl
+    def amago_log_backends(run_dir, config):
+        return MyBackend(run_dir)
+
+Component registration (encoders, agents, envs...) does not go through pluggy: listing must not import
+every plugin. Hook modules are imported when the CLI starts, so they must stay cheap (no torch at import).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Protocol, runtime_checkable
+
+import pluggy
+
+PROJECT_NAME = "amago"
+
+hookspec = pluggy.HookspecMarker(PROJECT_NAME)
+hookimpl = pluggy.HookimplMarker(PROJECT_NAME)
+
+
+@runtime_checkable
+class LogBackend(Protocol):
+    """Where metrics go. Every record carries its x-axes (``total_frames``, ``Epoch``, ``gradient_steps``)."""
+
+    def log(self, metrics: dict[str, Any], *, step: int) -> None:
+        """Records one flat dict of metrics (``"val/Average Total Return (Across All Env Names)"``: 1.0)."""
+
+    def close(self) -> None:
+        """Flushes and releases resources at the end of the run."""
+
+
+class AmagoHookSpecs:
+    """The hooks amago calls. Implementations take any subset of the arguments, by name."""
+
+    @hookspec
+    def amago_log_backends(
+        self, run_dir: Path, config: dict[str, Any]
+    ) -> LogBackend | list[LogBackend] | None:
+        """Returns the log backend(s) this plugin contributes to a run (or None to stay out).
+
+        Args:
+            run_dir: the run's folder, ``{ckpt_base_dir}/{run_name}``.
+            config: the resolved experiment config as a JSON-safe dict.
+        """
+
+    @hookspec
+    def amago_on_epoch_end(self, experiment: Any, epoch: int, metrics: dict[str, Any]) -> None:
+        """Called after each epoch with that epoch's metrics."""
+
+    @hookspec
+    def amago_on_evaluation(self, experiment: Any, split: str, metrics: dict[str, Any]) -> None:
+        """Called after an evaluation; ``split`` is ``val`` or ``test``."""
+
+    @hookspec
+    def amago_on_checkpoint(self, experiment: Any, epoch: int, path: Path) -> None:
+        """Called after a checkpoint is written to ``path``."""
+
+    @hookspec
+    def amago_cli_commands(self, app: Any) -> None:
+        """Adds commands to the ``amago`` Typer app (``app.command()(my_function)``)."""

@@ -1,0 +1,60 @@
+"""The plugin API: component specs, entry-point registries and the switches that control them (torch-free)."""
+
+from amago_core.plugins.discovery import BUILTIN_DISTRIBUTIONS, EntryRecord, PluginSwitches
+from amago_core.plugins.errors import (
+    BrokenPluginError,
+    DuplicateComponentError,
+    InvalidSpecError,
+    MissingRequirementError,
+    PluginError,
+    UnknownComponentError,
+)
+from amago_core.plugins.groups import (
+    AGENTS,
+    ENV_SUITES,
+    EXPLORATIONS,
+    GROUPS,
+    TRAJ_ENCODERS,
+    TSTEP_ENCODERS,
+    ComponentGroup,
+    find_group,
+)
+from amago_core.plugins.registry import (
+    ComponentInfo,
+    Registries,
+    Registry,
+    Status,
+    normalize_name,
+    registries,
+    reset_registries,
+)
+from amago_core.plugins.spec import PLUGIN_API_VERSION, ComponentSpec
+
+__all__ = [
+    "AGENTS",
+    "BUILTIN_DISTRIBUTIONS",
+    "ENV_SUITES",
+    "EXPLORATIONS",
+    "GROUPS",
+    "PLUGIN_API_VERSION",
+    "TRAJ_ENCODERS",
+    "TSTEP_ENCODERS",
+    "BrokenPluginError",
+    "ComponentGroup",
+    "ComponentInfo",
+    "ComponentSpec",
+    "DuplicateComponentError",
+    "EntryRecord",
+    "InvalidSpecError",
+    "MissingRequirementError",
+    "PluginError",
+    "PluginSwitches",
+    "Registries",
+    "Registry",
+    "Status",
+    "UnknownComponentError",
+    "find_group",
+    "normalize_name",
+    "registries",
+    "reset_registries",
+]

@@ -1,0 +1,348 @@
+"""``Registry``: one per component group. Lists from metadata, loads specs lazily, builds components."""
+
+from __future__ import annotations
+
+import enum
+import threading
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from amago_core.config.component import ComponentConfig
+from amago_core.plugins.discovery import (
+    HOOKS_ENTRY_POINT_GROUP,
+    EntryRecord,
+    PluginSwitches,
+    scan_entry_points,
+)
+from amago_core.plugins.errors import (
+    BrokenPluginError,
+    DuplicateComponentError,
+    MissingRequirementError,
+    UnknownComponentError,
+)
+from amago_core.plugins.groups import GROUPS, ComponentGroup, find_group
+from amago_core.plugins.spec import PLUGIN_API_VERSION, ComponentSpec
+from amago_core.suggest import did_you_mean
+
+
+class Status(enum.StrEnum):
+    """Health of one registered component."""
+
+    OK = "ok"
+    MISSING = "missing"  # an optional requirement is not installed; the install hint says what to do
+    BROKEN = "broken"  # the spec or its module cannot be loaded, or the spec contradicts its entry
+    CONFLICT = "conflict"  # two distributions register the name
+
+
+@dataclass
+class ComponentInfo:
+    """What listings show about one component (aliases folded into their canonical entry).
+
+    Attributes:
+        name: canonical name (the spec's name when it loaded, else the entry name).
+        aliases: other entry names that resolve to it.
+        group: the component group.
+        distribution: installing distribution(s), ``name version``; two when in conflict.
+        status: ok / missing / broken / conflict.
+        summary: the spec's one-line summary ("" when it could not be loaded).
+        detail: what is wrong and what to do, for any status but ok.
+        spec: the loaded spec, when it loaded.
+    """
+
+    name: str
+    aliases: list[str]
+    group: ComponentGroup
+    distribution: list[str]
+    status: Status
+    summary: str = ""
+    detail: str = ""
+    spec: ComponentSpec | None = field(default=None, repr=False)
+
+    def to_json(self) -> dict[str, Any]:
+        """JSON-safe form for ``--json`` outputs."""
+        return {
+            "name": self.name,
+            "aliases": self.aliases,
+            "kind": self.group.cli_kind,
+            "distribution": self.distribution,
+            "status": str(self.status),
+            "summary": self.summary,
+            "detail": self.detail,
+        }
+
+
+def normalize_name(name: str) -> str:
+    """Component names are lowercase with ``_``; users may type ``-`` (``frozen-lake``)."""
+    return name.strip().lower().replace("-", "_")
+
+
+class Registry:
+    """The components of one group, as installed.
+
+    Listing (:meth:`names`) reads metadata only. :meth:`spec` imports the entry's spec module (torch-free by
+    contract) and caches the result or the failure. :meth:`build` imports the implementation.
+    """
+
+    def __init__(self, group: ComponentGroup, records: list[EntryRecord]):
+        self.group = group
+        self._active: dict[str, list[EntryRecord]] = {}
+        self._skipped: dict[str, list[EntryRecord]] = {}
+        for record in records:
+            bucket = self._skipped if record.skip_reason else self._active
+            bucket.setdefault(normalize_name(record.name), []).append(record)
+        self._loaded: dict[tuple[str, str], ComponentSpec | BaseException] = {}
+        self._lock = threading.Lock()
+
+    # ---- metadata only -------------------------------------------------------------------------
+    def names(self) -> list[str]:
+        """Every active entry name (canonical names and aliases), sorted; imports nothing."""
+        return sorted(self._active)
+
+    def records(self, name: str) -> list[EntryRecord]:
+        """The active entry records registered under ``name`` (more than one means a conflict)."""
+        return list(self._active.get(normalize_name(name), []))
+
+    def skipped(self) -> list[EntryRecord]:
+        """Entries the plugin switches turned off."""
+        return [r for recs in self._skipped.values() for r in recs]
+
+    def __contains__(self, name: object) -> bool:
+        return isinstance(name, str) and normalize_name(name) in self._active
+
+    # ---- spec loading --------------------------------------------------------------------------
+    def _load_record(self, record: EntryRecord) -> ComponentSpec:
+        key = (record.distribution, record.name)
+        with self._lock:
+            cached = self._loaded.get(key)
+            if cached is None:
+                cached = self._import_spec(record)
+                self._loaded[key] = cached
+        if isinstance(cached, BaseException):
+            raise cached
+        return cached
+
+    def _import_spec(self, record: EntryRecord) -> ComponentSpec | BaseException:
+        where = f"{self.group.label} {record.name!r} from {record.origin} ({record.value})"
+        try:
+            obj = record.load()
+        except Exception as exc:
+            error = BrokenPluginError(
+                f"{where} cannot be imported ({type(exc).__name__}: {exc}). "
+                f"Fix or reinstall {record.distribution}, or block it with AMAGO_BLOCK_PLUGINS={record.distribution}."
+            )
+            error.__cause__ = exc
+            return error
+        problem = self._spec_problem(record, obj)
+        if problem:
+            return BrokenPluginError(f"{where}: {problem}")
+        return obj  # type: ignore[return-value]
+
+    def _spec_problem(self, record: EntryRecord, obj: object) -> str | None:
+        if not isinstance(obj, ComponentSpec):
+            return f"the entry point names a {type(obj).__name__}, not an amago_core.plugins.ComponentSpec."
+        if obj.group != self.group.entry_point_group:
+            return (
+                f"the spec says group {obj.group!r} but is registered under {self.group.entry_point_group!r}; "
+                "register it in the group its spec names."
+            )
+        entry = normalize_name(record.name)
+        if entry != obj.name and entry not in obj.aliases:
+            return (
+                f"the entry name {record.name!r} is neither the spec's name {obj.name!r} nor one of its aliases "
+                f"{list(obj.aliases)}; rename the entry point or add the alias to the spec."
+            )
+        if obj.api_version > PLUGIN_API_VERSION:
+            return (
+                f"the spec needs plugin API {obj.api_version}, this amago-core provides {PLUGIN_API_VERSION}; "
+                "upgrade amago-core."
+            )
+        return None
+
+    def spec(self, name: str) -> ComponentSpec:
+        """The spec registered under ``name`` (an alias resolves to its canonical spec).
+
+        Raises:
+            UnknownComponentError: no installed distribution registers it (with did-you-mean).
+            DuplicateComponentError: two distributions register it.
+            BrokenPluginError: its spec cannot be loaded (cause chained).
+        """
+        key = normalize_name(name)
+        records = self._active.get(key)
+        if not records:
+            for other in self._active:  # a spec may be known by a name that is not its entry name
+                try:
+                    candidate = self._load_record(self._active[other][0])
+                except BrokenPluginError:
+                    continue
+                if key == candidate.name or key in candidate.aliases:
+                    return candidate
+            raise UnknownComponentError(self.unknown_message(name))
+        if len(records) > 1:
+            raise DuplicateComponentError(self.duplicate_message(key, records))
+        return self._load_record(records[0])
+
+    def resolve(self, name: str) -> str:
+        """The canonical name of ``name`` (``gru`` -> ``rnn``)."""
+        return self.spec(name).name
+
+    def unknown_message(self, name: str) -> str:
+        installed = ", ".join(self.names()) or "(none)"
+        message = f"unknown {self.group.label} {name!r}.{did_you_mean(normalize_name(name), self.names())}"
+        skipped = self._skipped.get(normalize_name(name))
+        if skipped:
+            message += f" It comes from {skipped[0].origin}, which is off: {skipped[0].skip_reason}."
+        return f"{message} Installed: {installed}. See `amago list {self.group.cli_kind}`."
+
+    def duplicate_message(self, name: str, records: list[EntryRecord]) -> str:
+        origins = " and ".join(f"{r.origin} ({r.value})" for r in records)
+        return (
+            f"{self.group.label} {name!r} is registered by more than one distribution: {origins}. "
+            f"Uninstall one, or turn one off with AMAGO_BLOCK_PLUGINS=<distribution>."
+        )
+
+    # ---- building ------------------------------------------------------------------------------
+    def make_config(self, value: str | Mapping[str, Any] | ComponentConfig) -> ComponentConfig:
+        """Validates a name, a table with ``kind``, or a config instance into the chosen plugin's Config."""
+        if isinstance(value, ComponentConfig):
+            return self.spec(value.kind).make_config(value)
+        if isinstance(value, str):
+            return self.spec(value).make_config(None)
+        data = dict(value)
+        kind = data.get("kind")
+        if not isinstance(kind, str):
+            msg = f"a {self.group.label} table needs kind = '<name>'; installed: {', '.join(self.names()) or '(none)'}."
+            raise ValueError(msg)
+        spec = self.spec(kind)
+        data["kind"] = spec.name
+        return spec.make_config(data)
+
+    def build(self, value: str | Mapping[str, Any] | ComponentConfig, /, **context: Any) -> Any:
+        """Builds a component from a name, a table or a config, passing the inferred ``context``."""
+        config = self.make_config(value)
+        return self.spec(config.kind).build(config, **context)
+
+    # ---- listing with status -------------------------------------------------------------------
+    def describe(self) -> list[ComponentInfo]:
+        """Loads every spec and reports each component's status; one broken plugin never hides the rest."""
+        infos: dict[str, ComponentInfo] = {}
+        for key in self.names():
+            records = self._active[key]
+            origins = [r.origin for r in records]
+            if len(records) > 1:
+                infos[key] = ComponentInfo(
+                    key, [], self.group, origins, Status.CONFLICT, detail=self.duplicate_message(key, records)
+                )
+                continue
+            try:
+                spec = self._load_record(records[0])
+            except BrokenPluginError as exc:
+                infos[key] = ComponentInfo(key, [], self.group, origins, Status.BROKEN, detail=str(exc))
+                continue
+            info = infos.get(spec.name)
+            if info is not None and info.spec is spec:  # an alias of a spec already listed
+                if key != spec.name:
+                    info.aliases.append(key)
+                continue
+            missing = spec.missing_requirements()
+            status = Status.MISSING if missing else Status.OK
+            detail = spec.requirement_message(missing) if missing else ""
+            aliases = [key] if key != spec.name else []
+            infos[spec.name] = ComponentInfo(
+                spec.name, aliases, self.group, origins, status, spec.summary, detail, spec
+            )
+        return sorted(infos.values(), key=lambda info: info.name)
+
+    def check_buildable(self, name: str) -> ComponentSpec:
+        """The spec, after checking its requirements are installed (raises with the install hint)."""
+        spec = self.spec(name)
+        missing = spec.missing_requirements()
+        if missing:
+            raise MissingRequirementError(spec.requirement_message(missing))
+        return spec
+
+
+class Registries:
+    """All component registries plus the hook entries, from one scan of installed metadata."""
+
+    def __init__(self, switches: PluginSwitches | None = None):
+        self.switches = switches or PluginSwitches.from_environ()
+        wanted = {g.entry_point_group for g in GROUPS} | {HOOKS_ENTRY_POINT_GROUP}
+        found = scan_entry_points(wanted, self.switches)
+        self._by_key = {g.key: Registry(g, found[g.entry_point_group]) for g in GROUPS}
+        self.hook_records = found[HOOKS_ENTRY_POINT_GROUP]
+
+    def __getitem__(self, group: ComponentGroup | str) -> Registry:
+        if isinstance(group, str):
+            group = find_group(group)
+        return self._by_key[group.key]
+
+    def __iter__(self):
+        return iter(self._by_key.values())
+
+    @property
+    def traj_encoders(self) -> Registry:
+        return self._by_key["traj_encoder"]
+
+    @property
+    def tstep_encoders(self) -> Registry:
+        return self._by_key["tstep_encoder"]
+
+    @property
+    def agents(self) -> Registry:
+        return self._by_key["agent"]
+
+    @property
+    def explorations(self) -> Registry:
+        return self._by_key["exploration"]
+
+    @property
+    def env_suites(self) -> Registry:
+        return self._by_key["env"]
+
+    def resolve_env_id(self, env_id: str) -> tuple[str, str | None]:
+        """Splits an env id into (suite name, task): the suite is the longest registered prefix.
+
+        ``gym-CartPole-v1`` -> ("gym", "CartPole-v1"); ``frozen-lake`` -> ("frozen_lake", None).
+
+        Raises:
+            UnknownComponentError: no suite prefix matches (with did-you-mean and the suites).
+        """
+        typed = env_id.strip()
+        folded = typed.replace("_", "-").lower()
+        best: str | None = None
+        for suite in self.env_suites.names():
+            prefix = suite.replace("_", "-")
+            if (folded == prefix or folded.startswith(prefix + "-")) and (
+                best is None or len(suite) > len(best)
+            ):
+                best = suite
+        if best is None:
+            suites = [s.replace("_", "-") for s in self.env_suites.names()]
+            msg = (
+                f"unknown env {env_id!r}: no installed env suite matches.{did_you_mean(folded, suites)} "
+                f"Suites: {', '.join(suites) or '(none)'}. See `amago list envs`."
+            )
+            raise UnknownComponentError(msg)
+        task = typed[len(best) + 1 :] or None
+        return best, task
+
+
+_default: Registries | None = None
+_default_lock = threading.Lock()
+
+
+def registries() -> Registries:
+    """The process-wide registries (scanned once; :func:`reset_registries` rescans)."""
+    global _default
+    with _default_lock:
+        if _default is None:
+            _default = Registries()
+        return _default
+
+
+def reset_registries() -> None:
+    """Forgets the scanned registries, e.g. after installing a plugin or changing the AMAGO_* switches."""
+    global _default
+    with _default_lock:
+        _default = None

@@ -1,0 +1,197 @@
+"""Config slots, sources and their precedence, error texts and JSON Schema export."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from amago_core.config.errors import describe_validation_error
+from amago_core.config.experiment import ExperimentConfig
+from amago_core.config.sources import ConfigSourceError, load_config, merge_sources, parse_override
+from pydantic import ValidationError
+
+
+def _lines(exc: ValidationError) -> list[str]:
+    return describe_validation_error(exc)
+
+
+def test_slot_accepts_a_name(demo_plugin):
+    config = ExperimentConfig(traj_encoder="demo")
+    assert config.traj_encoder.kind == "demo"
+    assert config.traj_encoder.width == 8
+
+
+def test_slot_accepts_a_table_and_validates_with_the_plugins_config(demo_plugin):
+    config = ExperimentConfig.model_validate({"traj_encoder": {"kind": "dem", "width": "16"}})
+    assert type(config.traj_encoder).__name__ == "DemoConfig"
+    assert config.traj_encoder.width == 16
+    assert config.traj_encoder.kind == "demo"  # the alias resolves to the canonical kind
+
+
+def test_slot_error_points_at_the_plugin_field(demo_plugin):
+    with pytest.raises(ValidationError) as excinfo:
+        ExperimentConfig.model_validate({"traj_encoder": {"kind": "demo", "width": "wide"}})
+    (line,) = _lines(excinfo.value)
+    assert line.startswith("config: traj_encoder.width: Input should be a valid integer")
+    assert "(got 'wide')" in line
+
+
+def test_unknown_field_in_a_slot_gets_did_you_mean(demo_plugin):
+    with pytest.raises(ValidationError) as excinfo:
+        ExperimentConfig.model_validate({"traj_encoder": {"kind": "demo", "widht": 3}})
+    (line,) = _lines(excinfo.value)
+    assert "traj_encoder.widht: unknown field 'widht'; did you mean 'width'?" in line
+
+
+def test_unknown_kind_in_a_slot_suggests_installed(demo_plugin):
+    with pytest.raises(ValidationError) as excinfo:
+        ExperimentConfig.model_validate({"traj_encoder": {"kind": "dmeo"}})
+    (line,) = _lines(excinfo.value)
+    assert "traj_encoder: unknown trajectory encoder 'dmeo'. Did you mean 'demo'?" in line
+
+
+def test_a_table_without_kind_is_rejected(demo_plugin):
+    with pytest.raises(ValidationError, match="needs kind"):
+        ExperimentConfig.model_validate({"traj_encoder": {"width": 3}})
+
+
+def test_unknown_section_field_gets_did_you_mean():
+    with pytest.raises(ValidationError) as excinfo:
+        ExperimentConfig.model_validate({"optim": {"lerning_rate": 1e-3}})
+    assert (
+        "optim.lerning_rate: unknown field 'lerning_rate'; did you mean 'learning_rate'?"
+        in _lines(excinfo.value)[0]
+    )
+
+
+def test_cross_field_rule_names_both_fields():
+    with pytest.raises(ValidationError) as excinfo:
+        ExperimentConfig.model_validate({"replay": {"traj_save_len": 10}, "run": {"max_seq_len": 64}})
+    assert "replay.traj_save_len (10) must be at least run.max_seq_len (64)" in _lines(excinfo.value)[0]
+
+
+def test_default_slots_stay_names_until_resolved(demo_plugin):
+    config = ExperimentConfig()
+    assert config.traj_encoder == "transformer"
+    assert config.component("traj_encoder").kind == "transformer"
+    assert ExperimentConfig(traj_encoder="demo").component("traj_encoder").kind == "demo"
+
+
+def test_resolving_a_default_that_is_not_installed_raises_the_plugin_error(fake_distribution, monkeypatch):
+    from amago_core.plugins import UnknownComponentError
+
+    monkeypatch.setenv("AMAGO_BLOCK_PLUGINS", "amago-nets")
+    fake_distribution("amago-plugin-nothing")  # rescans registries with the block in force
+    with pytest.raises(UnknownComponentError, match="unknown trajectory encoder 'transformer'"):
+        ExperimentConfig().component("traj_encoder")
+
+
+def test_precedence_override_beats_flag_beats_file_beats_env(tmp_path):
+    file = tmp_path / "run.toml"
+    file.write_text(
+        "[optim]\nlearning_rate = 0.1\nbatch_size = 7\ngrad_clip = 3.0\n[run]\nmax_seq_len = 64\n"
+    )
+    environ = {
+        "AMAGO_OPTIM__LEARNING_RATE": "0.5",
+        "AMAGO_OPTIM__BATCH_SIZE": "5",
+        "AMAGO_OPTIM__L2_COEFF": "0.25",
+        "AMAGO_RUN__MAX_SEQ_LEN": "32",
+    }
+    config = load_config(
+        files=[file],
+        flags={"run": {"max_seq_len": 16}, "optim": {"grad_clip": None}},
+        overrides=["optim.learning_rate=0.01"],
+        environ=environ,
+    )
+    assert config.optim.learning_rate == 0.01  # override > file > env
+    assert config.optim.batch_size == 7  # file > env
+    assert config.optim.l2_coeff == 0.25  # env > default
+    assert config.run.max_seq_len == 16  # flag > file > env
+    assert config.optim.grad_clip == 3.0  # an unset flag (None) changes nothing
+    assert config.optim.lr_warmup_steps == 500  # default
+
+
+def test_later_files_win_and_json_yaml_are_accepted(tmp_path):
+    (tmp_path / "a.json").write_text(json.dumps({"optim": {"batch_size": 3, "learning_rate": 0.2}}))
+    (tmp_path / "b.yaml").write_text("optim:\n  batch_size: 4\n")
+    config = load_config(files=[tmp_path / "a.json", tmp_path / "b.yaml"], environ={})
+    assert config.optim.batch_size == 4
+    assert config.optim.learning_rate == 0.2
+
+
+def test_wandb_environment_names_from_amago_are_honoured():
+    config = load_config(
+        environ={"AMAGO_WANDB_PROJECT": "proj", "AMAGO_WANDB_ENTITY": "me", "AMAGO_PLUGINS": "x"}
+    )
+    assert (config.logging.wandb_project, config.logging.wandb_entity) == ("proj", "me")
+
+
+def test_switching_a_slot_kind_drops_the_old_kinds_options(demo_plugin, tmp_path):
+    file = tmp_path / "run.toml"
+    file.write_text('[traj_encoder]\nkind = "transformer"\nsome_transformer_option = 1\n')
+    merged = merge_sources(files=[file], flags={"traj_encoder": "demo"}, environ={})
+    assert merged["traj_encoder"] == "demo"
+    same_kind = merge_sources(files=[file], flags={"traj_encoder": "transformer"}, environ={})
+    assert same_kind["traj_encoder"]["some_transformer_option"] == 1
+
+
+def test_override_on_a_slot_fills_in_the_default_kind(demo_plugin):
+    merged = merge_sources(overrides=["traj_encoder.width=5"], environ={})
+    assert merged["traj_encoder"] == {"kind": "transformer", "width": 5}
+    named = load_config(overrides=["traj_encoder=demo", "traj_encoder.width=5"], environ={})
+    assert named.traj_encoder.width == 5
+
+
+def test_override_values_are_parsed():
+    assert parse_override("a.b=3") == {"a": {"b": 3}}
+    assert parse_override("a.b=3e-4") == {"a": {"b": 3e-4}}
+    assert parse_override("a=true") == {"a": True}
+    assert parse_override("a=None") == {"a": None}
+    assert parse_override("a=[1, 2]") == {"a": [1, 2]}
+    assert parse_override("a=mamba") == {"a": "mamba"}
+    with pytest.raises(ConfigSourceError, match=r"section\.field=value"):
+        parse_override("optim.learning_rate")
+
+
+@pytest.mark.parametrize(
+    ("name", "text", "expected"),
+    [
+        ("missing.toml", None, "does not exist"),
+        ("bad.toml", "[optim\n", "is not valid TOML"),
+        ("bad.json", "{", "is not valid JSON"),
+        ("bad.yaml", "a: [1,\n", "is not valid YAML"),
+        ("conf.ini", "[a]", "unknown format '.ini'"),
+        ("list.json", "[1, 2]", "must hold a table"),
+    ],
+)
+def test_unreadable_config_files_name_the_file(tmp_path, name, text, expected):
+    path = tmp_path / name
+    if text is not None:
+        path.write_text(text)
+    with pytest.raises(ConfigSourceError, match=expected) as excinfo:
+        load_config(files=[path], environ={})
+    assert name in str(excinfo.value)
+
+
+def test_schema_includes_installed_components(demo_plugin):
+    schema = ExperimentConfig.model_json_schema()
+    slot = schema["properties"]["traj_encoder"]
+    titles = json.dumps(slot)
+    assert "DemoConfig" in titles or "demo (trajectory encoder)" in titles
+    assert "demo" in slot["anyOf"][0]["enum"]
+    assert (
+        schema["$defs"]["OptimSection"]["properties"]["learning_rate"]["description"]
+        == "AdamW learning rate."
+    )
+
+
+def test_every_section_field_is_documented():
+    from pydantic import BaseModel
+
+    def walk(model: type[BaseModel]):
+        for name, field in model.model_fields.items():
+            assert field.description, f"{model.__name__}.{name} has no docstring"
+            if isinstance(field.annotation, type) and issubclass(field.annotation, BaseModel):
+                walk(field.annotation)
+
+    walk(ExperimentConfig)
