@@ -19,7 +19,6 @@ import sys
 import time
 from pathlib import Path
 
-
 CHILD_ENV = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
 
 

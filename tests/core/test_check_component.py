@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+
 from amago_core.testing import ComponentCheckError, check_component
 
 from .conftest import plugin_modules

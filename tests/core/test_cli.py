@@ -10,8 +10,9 @@ import sys
 from pathlib import Path
 
 import pytest
-from amago_core.cli.app import app
 from typer.testing import CliRunner
+
+from amago_core.cli.app import app
 
 from .conftest import plugin_modules
 
@@ -205,7 +206,9 @@ def test_human_listing_keeps_bracketed_install_hints(fake_distribution):
     fake_distribution(
         "amago-plugin-needy",
         entry_points={"amago.traj_encoders": {"needy": "needy_pkg.specs:SPEC"}},
-        modules=plugin_modules("needy_pkg", "needy", requires=("absent_kernel_lib",), hint='pip install "needy[gpu]"'),
+        modules=plugin_modules(
+            "needy_pkg", "needy", requires=("absent_kernel_lib",), hint='pip install "needy[gpu]"'
+        ),
     )
     for args in (["list", "traj-encoders"], ["show", "traj-encoders", "needy"], ["plugins"]):
         result = runner.invoke(app, args, env={"COLUMNS": "400"})

@@ -5,10 +5,11 @@ from __future__ import annotations
 import json
 
 import pytest
+from pydantic import ValidationError
+
 from amago_core.config.errors import describe_validation_error
 from amago_core.config.experiment import ExperimentConfig
 from amago_core.config.sources import ConfigSourceError, load_config, merge_sources, parse_override
-from pydantic import ValidationError
 
 
 def _lines(exc: ValidationError) -> list[str]:
@@ -195,3 +196,51 @@ def test_every_section_field_is_documented():
                 walk(field.annotation)
 
     walk(ExperimentConfig)
+
+
+def test_an_optional_slot_resolves_its_default_name(demo_plugin):
+    config = ExperimentConfig()
+    assert isinstance(config.exploration, str)
+    # `exploration` is `Slot | None`: resolving it must find its slot despite the Optional wrapper.
+    from amago_core.plugins import UnknownComponentError
+
+    try:
+        resolved = config.component("exploration")
+    except UnknownComponentError:
+        pytest.skip("no exploration plugin installed here")
+    assert resolved.kind == config.exploration
+    assert ExperimentConfig(exploration=None).component("exploration") is None
+
+
+def test_schema_refs_of_nested_plugin_models_resolve(fake_distribution):
+    modules = {
+        "nested_pkg/__init__.py": "",
+        "nested_pkg/specs.py": '''
+            from typing import Literal
+            from amago_core.config import ComponentConfig, StrictModel
+            from amago_core.plugins import ComponentSpec
+
+            class Inner(StrictModel):
+                depth: int = 2
+                """How deep."""
+
+            class NestedConfig(ComponentConfig):
+                kind: Literal["nested"] = "nested"
+                """Registered name."""
+                inner: Inner = Inner()
+                """A nested table."""
+
+            SPEC = ComponentSpec(name="nested", group="amago.traj_encoders", summary="nested",
+                                 config=NestedConfig, factory="nested_pkg.specs:NestedConfig")
+        ''',
+    }
+    fake_distribution(
+        "amago-plugin-nested",
+        entry_points={"amago.traj_encoders": {"nested": "nested_pkg.specs:SPEC"}},
+        modules=modules,
+    )
+    schema = ExperimentConfig.model_json_schema()
+    text = json.dumps(schema)
+    refs = {part.split('"')[0] for part in text.split('"$ref": "#/$defs/')[1:]}
+    assert "Inner" in refs
+    assert refs <= set(schema["$defs"]), refs - set(schema["$defs"])

@@ -5,6 +5,7 @@ from __future__ import annotations
 import sys
 
 import pytest
+
 from amago_core.plugins import (
     BrokenPluginError,
     DuplicateComponentError,

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 
 import pytest
+
 from amago_core.hooks import LogBackend, hook_manager
 from amago_core.hooks.jsonl_logger import JsonlLogBackend
 from amago_core.plugins import BrokenPluginError

@@ -23,7 +23,9 @@ def _uv() -> str:
     return found
 
 
-def _run(*args: str, cwd: Path | None = None, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+def _run(
+    *args: str, cwd: Path | None = None, env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
     result = subprocess.run(list(args), capture_output=True, text=True, cwd=cwd, env=env, check=False)
     if result.returncode != 0:
         pytest.fail(f"{' '.join(args)} failed ({result.returncode}):\n{result.stdout}\n{result.stderr}")
@@ -52,5 +54,7 @@ def test_wheels_install_and_list_without_torch(tmp_path):
     assert all(row["distribution"] == ["amago-nets 0.1.0"] for row in rows.values())
     shown = _run(str(venv / "bin" / "amago"), "show", "traj-encoders", "gru", "--json", env=env)
     assert json.loads(shown.stdout)["name"] == "rnn"
-    no_torch = _run(str(python), "-c", "import importlib.util; print(importlib.util.find_spec('torch') is None)", env=env)
+    no_torch = _run(
+        str(python), "-c", "import importlib.util; print(importlib.util.find_spec('torch') is None)", env=env
+    )
     assert no_torch.stdout.strip() == "True"

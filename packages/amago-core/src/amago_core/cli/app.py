@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Annotated
 
 import typer
+
 from amago_core.cli import config_cmd, doctor, listing
 
 app = typer.Typer(

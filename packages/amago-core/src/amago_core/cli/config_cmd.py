@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
+
 from amago_core.cli.output import fail, print_json
 
 app = typer.Typer(help="Inspect and export the experiment configuration.", no_args_is_help=True)
@@ -41,9 +42,10 @@ def schema_command(
 
 def load_or_fail(files: list[Path] | None, overrides: list[str] | None, flags: dict | None = None):
     """Loads the config from all sources, or exits 2 with one line per problem."""
+    from pydantic import ValidationError
+
     from amago_core.config.errors import describe_validation_error
     from amago_core.config.sources import ConfigSourceError, load_config
-    from pydantic import ValidationError
 
     try:
         return load_config(files or (), flags=flags, overrides=overrides or ())

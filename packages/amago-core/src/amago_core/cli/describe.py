@@ -6,9 +6,10 @@ import types
 import typing
 from typing import Any
 
-from amago_core.plugins.registry import ComponentInfo
 from pydantic.fields import FieldInfo
 from pydantic_core import PydanticUndefined
+
+from amago_core.plugins.registry import ComponentInfo
 
 
 def type_name(annotation: Any) -> str:

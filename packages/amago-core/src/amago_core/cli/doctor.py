@@ -11,6 +11,7 @@ import sys
 from dataclasses import dataclass, field
 
 import typer
+
 from amago_core.cli.output import console, print_json
 from amago_core.plugins.errors import PluginError
 from amago_core.plugins.registry import Status, registries

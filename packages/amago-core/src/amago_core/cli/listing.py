@@ -110,9 +110,15 @@ def show_component(kind: str, name: str, as_json: bool) -> None:
     if info.spec is not None:
         out.print(f"factory: {info.spec.factory}")
         if info.spec.requires:
-            out.print(escape(f"requires: {', '.join(info.spec.requires)}  (install: {info.spec.install_hint})"))
+            out.print(
+                escape(f"requires: {', '.join(info.spec.requires)}  (install: {info.spec.install_hint})")
+            )
         if info.spec.config.inferred_context:
             out.print(f"inferred from the run: {', '.join(info.spec.config.inferred_context)}")
+        tasks = info.spec.extra.get("tasks") if group is ENV_SUITES else None
+        if tasks:
+            prefix = info.name.replace("_", "-")
+            out.print(f"env ids: {', '.join(f'{prefix}-{task}' for task in tasks)}")
     table = Table(title="config fields", title_justify="left")
     for column in ("field", "type", "default", "description"):
         table.add_column(column, overflow="fold")
@@ -175,7 +181,9 @@ def list_distributions(as_json: bool) -> None:
         status = f"[{style}]{row['status']}[/]"
         if row["skipped"]:
             status += f" ({escape(row['skipped'])})"
-        table.add_row(row["distribution"], row["version"], status, ", ".join(row["components"]), ", ".join(row["hooks"]))
+        table.add_row(
+            row["distribution"], row["version"], status, ", ".join(row["components"]), ", ".join(row["hooks"])
+        )
     out.print(table)
     for row in rows:  # problems below the table: they are long, and a table cell would shred them
         for problem in row["problems"]:

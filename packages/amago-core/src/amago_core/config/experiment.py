@@ -19,14 +19,22 @@ from amago_core.config.strict import StrictModel
 from amago_core.plugins.errors import PluginError
 from amago_core.plugins.groups import AGENTS, EXPLORATIONS, TRAJ_ENCODERS, TSTEP_ENCODERS
 
-TrajEncoderSlot = Annotated[ComponentConfig | str, ComponentSlot(TRAJ_ENCODERS)]
-TstepEncoderSlot = Annotated[ComponentConfig | str, ComponentSlot(TSTEP_ENCODERS)]
-AgentSlot = Annotated[ComponentConfig | str, ComponentSlot(AGENTS)]
-ExplorationSlot = Annotated[ComponentConfig | str, ComponentSlot(EXPLORATIONS)]
-EnvSuiteSlot = Annotated[ComponentConfig | str, EnvSlot()]
+SLOTS: dict[str, ComponentSlot] = {
+    "env": EnvSlot(),
+    "tstep_encoder": ComponentSlot(TSTEP_ENCODERS),
+    "traj_encoder": ComponentSlot(TRAJ_ENCODERS),
+    "agent": ComponentSlot(AGENTS),
+    "exploration": ComponentSlot(EXPLORATIONS),
+}
+"""Fields of ExperimentConfig that hold a component, with the slot that validates each."""
 
-SLOT_KEYS = ("env", "tstep_encoder", "traj_encoder", "agent", "exploration")
-"""Fields of ExperimentConfig that hold a component."""
+SLOT_KEYS = tuple(SLOTS)
+
+TrajEncoderSlot = Annotated[ComponentConfig | str, SLOTS["traj_encoder"]]
+TstepEncoderSlot = Annotated[ComponentConfig | str, SLOTS["tstep_encoder"]]
+AgentSlot = Annotated[ComponentConfig | str, SLOTS["agent"]]
+ExplorationSlot = Annotated[ComponentConfig | str, SLOTS["exploration"]]
+EnvSuiteSlot = Annotated[ComponentConfig | str, SLOTS["env"]]
 
 
 class RunSection(StrictModel):
@@ -199,9 +207,8 @@ class ExperimentConfig(StrictModel):
         value = getattr(self, key)
         if value is None or isinstance(value, ComponentConfig):
             return value
-        slot = next(m for m in type(self).model_fields[key].metadata if isinstance(m, ComponentSlot))
         try:
-            return slot.validate(value)
+            return SLOTS[key].validate(value)
         except PydanticCustomError as exc:
             if isinstance(exc.__cause__, PluginError):  # outside validation, raise the plugin error itself
                 raise exc.__cause__ from None

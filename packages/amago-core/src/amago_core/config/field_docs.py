@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import ast
 import functools
+import inspect
+import itertools
 import linecache
 import sys
 
@@ -52,7 +54,7 @@ def attribute_docstrings(cls: type) -> dict[str, str]:
         return {}
     docs: dict[str, str] = {}
     body = node.body
-    for statement, following in zip(body, body[1:], strict=False):
+    for statement, following in itertools.pairwise(body):
         if (
             isinstance(statement, ast.AnnAssign)
             and isinstance(statement.target, ast.Name)
@@ -76,7 +78,7 @@ def attach_field_docstrings(cls: type) -> None:
     ``model_fields`` and the JSON Schema. An explicit ``Field(description=...)`` wins over the docstring.
     """
     docs = attribute_docstrings(cls)
-    annotations = cls.__dict__.get("__annotations__", {})
+    annotations = inspect.get_annotations(cls)  # this class only, as pydantic collects per class
     for name, doc in docs.items():
         if name not in annotations or name.startswith("_") or _is_class_var(annotations[name]):
             continue

@@ -61,7 +61,7 @@ class ComponentSlot:
     def __get_pydantic_json_schema__(
         self, schema: core_schema.CoreSchema, handler: GetJsonSchemaHandler
     ) -> JsonSchemaValue:
-        return component_json_schema(self.group)
+        return component_json_schema(self.group, handler)
 
 
 def _dump_component(value: Any) -> Any:
@@ -95,15 +95,17 @@ class EnvSlot(ComponentSlot):
         return super().validate(value)
 
 
-def component_json_schema(group: ComponentGroup) -> JsonSchemaValue:
-    """A name of an installed component, or one of their config tables (every installed plugin included)."""
+def component_json_schema(group: ComponentGroup, handler: GetJsonSchemaHandler) -> JsonSchemaValue:
+    """A name of an installed component, or one of their config tables (every installed plugin included).
+
+    Each plugin's Config goes through the parent's schema generator (``handler``), so its nested models land
+    in the parent's ``$defs`` and every ``$ref`` resolves.
+    """
     registry = _registry(group)
     tables: list[JsonSchemaValue] = []
     for info in registry.describe():
         if info.spec is not None:
-            schema = info.spec.config.model_json_schema()
-            schema.setdefault("title", f"{info.name} ({group.label})")
-            tables.append(schema)
+            tables.append(handler(info.spec.config.__pydantic_core_schema__))
     names = registry.names()
     name_schema: JsonSchemaValue = {"type": "string", "description": f"name of an installed {group.label}"}
     if names and group is not ENV_SUITES:  # env ids carry a task after the suite name, so no enum
