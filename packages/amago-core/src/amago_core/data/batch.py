@@ -1,0 +1,112 @@
+"""``Batch``: right-padded training examples with an explicit boolean mask.
+
+AMAGO padded with the value 4.0 and recovered the mask by looking for rows of 4.0; here padding is zero and the
+mask is data, so no field's value range matters (uint8 images, bool flags and time indices pad safely).
+
+Shapes, with B examples padded to L observations:
+
+==============  =====================  ===========
+field           shape                  dtype
+==============  =====================  ===========
+obs[k]          (B, L, *shape)         as stored
+rl2s            (B, L, 1 + A)          float32
+time_idxs       (B, L, 1)              int64
+rews            (B, L - 1, 1)          float32
+dones           (B, L - 1, 1)          bool (terminated: stops bootstrapping)
+actions         (B, L - 1, A)          float32
+mask            (B, L)                 bool (observation is real)
+==============  =====================  ===========
+
+Transition t is real iff observation t + 1 is (``transition_mask``); causal models need no attention mask
+because padding is always on the right.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, fields
+from typing import Any
+
+import numpy as np
+
+from amago_core.data.rldata import RLData
+
+
+@dataclass(slots=True)
+class Batch:
+    """A padded batch (numpy arrays, or torch tensors after :meth:`to_torch`)."""
+
+    obs: dict[str, Any]
+    rl2s: Any
+    time_idxs: Any
+    rews: Any
+    dones: Any
+    actions: Any
+    mask: Any
+
+    @property
+    def transition_mask(self) -> Any:
+        """``(B, L - 1)``: transition t counts iff observation t + 1 is real."""
+        return self.mask[:, 1:]
+
+    @property
+    def batch_size(self) -> int:
+        """Number of examples."""
+        return int(self.mask.shape[0])
+
+    @property
+    def seq_len(self) -> int:
+        """Padded number of observations L."""
+        return int(self.mask.shape[1])
+
+    def to_torch(self, device: Any = None, non_blocking: bool = False) -> Batch:
+        """The same batch as torch tensors (``rl2s``/``rews``/``actions`` float, ``time_idxs`` long)."""
+        import torch  # the data layer is numpy; torch is only needed when a batch meets a model
+
+        def conv(x: Any) -> Any:
+            t = x if isinstance(x, torch.Tensor) else torch.from_numpy(np.ascontiguousarray(x))
+            return t.to(device, non_blocking=non_blocking) if device is not None else t
+
+        out = {f.name: getattr(self, f.name) for f in fields(self)}
+        return Batch(
+            obs={k: conv(v) for k, v in out.pop("obs").items()},
+            **{k: conv(v) for k, v in out.items()},
+        )
+
+
+def _pad_stack(arrays: Sequence[np.ndarray], length: int) -> np.ndarray:
+    first = arrays[0]
+    out = np.zeros((len(arrays), length, *first.shape[1:]), dtype=first.dtype)
+    for i, a in enumerate(arrays):
+        out[i, : len(a)] = a
+    return out
+
+
+def collate(examples: Sequence[RLData]) -> Batch:
+    """Right-pads examples to the longest one and records which observations are real.
+
+    Raises:
+        ValueError: the examples disagree on observation keys, or the list is empty.
+    """
+    if not examples:
+        msg = "collate needs at least one example."
+        raise ValueError(msg)
+    keys = set(examples[0].obs)
+    for ex in examples[1:]:
+        if set(ex.obs) != keys:
+            msg = f"examples disagree on observation keys: {sorted(keys)} vs {sorted(ex.obs)}."
+            raise ValueError(msg)
+    lengths = [len(ex.rl2s) for ex in examples]
+    big_l = max(lengths)
+    mask = np.zeros((len(examples), big_l), dtype=bool)
+    for i, n in enumerate(lengths):
+        mask[i, :n] = True
+    return Batch(
+        obs={k: _pad_stack([ex.obs[k] for ex in examples], big_l) for k in examples[0].obs},
+        rl2s=_pad_stack([np.asarray(ex.rl2s, dtype=np.float32) for ex in examples], big_l),
+        time_idxs=_pad_stack([np.asarray(ex.time_idxs, dtype=np.int64) for ex in examples], big_l),
+        rews=_pad_stack([np.asarray(ex.rews, dtype=np.float32) for ex in examples], big_l - 1),
+        dones=_pad_stack([np.asarray(ex.dones, dtype=bool) for ex in examples], big_l - 1),
+        actions=_pad_stack([np.asarray(ex.actions, dtype=np.float32) for ex in examples], big_l - 1),
+        mask=mask,
+    )

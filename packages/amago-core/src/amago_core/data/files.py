@@ -1,0 +1,203 @@
+"""Trajectory files: names, atomic writes and loading (``.npz``, compressed ``.npz``, ``.traj``).
+
+The ``.npz`` layout is AMAGO's (``rl2s``, ``time_idxs``, ``rews``, ``dones``, ``actions``,
+``_OBS_KEY_<name>``), so buffers and offline datasets saved by AMAGO load here. ``.traj`` is a pickle of the
+per-timestep arrays (slowest, kept for relabelers that want timesteps); like any pickle, only load ``.traj``
+files you trust.
+
+Every write goes to a hidden temp file in the target folder and is renamed into place, so a reader (a
+dataloader worker, another process) lists either nothing or the complete file, and a crash mid-write leaves
+only a temp file that no listing picks up.
+"""
+
+from __future__ import annotations
+
+import os
+import pickle
+import tempfile
+import time
+import uuid
+import zipfile
+from collections.abc import Callable
+from pathlib import Path
+from typing import IO, Literal
+
+import numpy as np
+
+from amago_core.data.timestep import Timestep
+from amago_core.data.trajectory import FrozenTraj, Trajectory
+
+SaveFormat = Literal["npz", "npz-compressed", "traj"]
+"""How finished trajectories are written: ``npz`` (fastest), ``npz-compressed`` (smallest), ``traj`` (pickle)."""
+
+SAVE_FORMATS: tuple[str, ...] = ("npz", "npz-compressed", "traj")
+TRAJ_EXTENSIONS: tuple[str, ...] = (".npz", ".traj")
+_TRAJ_PICKLE_TAG = "amago-traj-v1"
+
+
+class TrajFileError(Exception):
+    """A trajectory file cannot be read (truncated, corrupt, or missing arrays).
+
+    Attributes:
+        path: the file.
+    """
+
+    def __init__(self, path: Path, reason: str) -> None:
+        self.path = Path(path)
+        super().__init__(f"cannot read trajectory file {self.path}: {reason}")
+
+
+def clean_env_name(env_name: str) -> str:
+    """``env_name`` made safe for a file name: no '_' (the name's field separator), no path separators."""
+    cleaned = env_name.replace("_", "").replace("/", "").replace(os.sep, "").replace(" ", "")
+    return cleaned or "env"
+
+
+def traj_file_stem(env_name: str) -> str:
+    """A fresh file name without extension: ``{env_name}_{random id}_{unix time}``."""
+    return f"{clean_env_name(env_name)}_{uuid.uuid4().hex[:8]}_{time.time()}"
+
+
+def parse_traj_file_name(name: str) -> tuple[str, str, float] | None:
+    """``(env_name, id, unix_time)`` of a trajectory file name, or None when it does not follow the pattern."""
+    stem = Path(name).name
+    for ext in TRAJ_EXTENSIONS:
+        if stem.endswith(ext):
+            stem = stem[: -len(ext)]
+            break
+    parts = stem.split("_")
+    if len(parts) != 3:
+        return None
+    try:
+        return parts[0], parts[1], float(parts[2])
+    except ValueError:
+        return None
+
+
+def is_traj_file(path: Path) -> bool:
+    """True for a finished trajectory file (temp files are hidden and never match)."""
+    return path.suffix in TRAJ_EXTENSIONS and not path.name.startswith(".")
+
+
+def atomic_write(path: Path, write: Callable[[IO[bytes]], None], *, fsync: bool = False) -> Path:
+    """Writes ``path`` through a hidden temp file in the same folder, then renames it into place.
+
+    Args:
+        path: final file path.
+        write: called with the open temp file.
+        fsync: flush to the disk before the rename (survives power loss, costs time per file).
+
+    Returns:
+        ``path``.
+    """
+    path = Path(path)
+    fd, tmp_name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "wb") as f:
+            write(f)
+            if fsync:
+                f.flush()
+                os.fsync(f.fileno())
+        os.replace(tmp_name, path)
+    except BaseException:
+        # Leave nothing half-written behind under the temp name either.
+        Path(tmp_name).unlink(missing_ok=True)
+        raise
+    return path
+
+
+def _traj_to_payload(traj: Trajectory) -> dict:
+    return {
+        "format": _TRAJ_PICKLE_TAG,
+        "timesteps": [
+            {
+                "obs": t.obs,
+                "prev_action": t.prev_action,
+                "reward": t.reward,
+                "time_idx": t.time_idx,
+                "terminal": t.terminal,
+            }
+            for t in traj.timesteps
+        ],
+    }
+
+
+def _traj_from_payload(payload: object) -> Trajectory:
+    if not (isinstance(payload, dict) and payload.get("format") == _TRAJ_PICKLE_TAG):
+        msg = "not an amago .traj payload"
+        raise ValueError(msg)
+    return Trajectory(Timestep(**t) for t in payload["timesteps"])
+
+
+def save_traj(
+    traj: Trajectory | FrozenTraj,
+    folder: Path,
+    stem: str,
+    save_as: SaveFormat = "npz",
+    *,
+    fsync: bool = False,
+) -> Path:
+    """Writes one trajectory atomically as ``folder/stem.npz`` or ``folder/stem.traj``.
+
+    Args:
+        traj: what to write (``traj`` format needs a ``Trajectory``).
+        folder: an existing directory.
+        stem: file name without extension (see :func:`traj_file_stem`).
+        save_as: ``npz``, ``npz-compressed`` or ``traj``.
+        fsync: see :func:`atomic_write`.
+
+    Returns:
+        The written path.
+    """
+    folder = Path(folder)
+    if save_as in ("npz", "npz-compressed"):
+        arrays = (traj.freeze() if isinstance(traj, Trajectory) else traj).to_dict()
+        savez = np.savez_compressed if save_as == "npz-compressed" else np.savez
+        return atomic_write(folder / f"{stem}.npz", lambda f: savez(f, **arrays), fsync=fsync)
+    if save_as == "traj":
+        if not isinstance(traj, Trajectory):
+            msg = "save_as='traj' stores timesteps; pass a Trajectory, or save a FrozenTraj as 'npz'."
+            raise TypeError(msg)
+        payload = _traj_to_payload(traj)
+        return atomic_write(
+            folder / f"{stem}.traj", lambda f: pickle.dump(payload, f, protocol=5), fsync=fsync
+        )
+    msg = f"unknown save format {save_as!r}; choose one of {SAVE_FORMATS}."
+    raise ValueError(msg)
+
+
+def load_traj(path: Path) -> FrozenTraj:
+    """Loads a trajectory file into its arrays.
+
+    Raises:
+        FileNotFoundError: the file is gone (e.g. deleted by FIFO after it was listed); not a corrupt file.
+        TrajFileError: the file exists but cannot be read or its arrays do not line up.
+    """
+    path = Path(path)
+    try:
+        if path.suffix == ".npz":
+            with np.load(path, allow_pickle=False) as data:
+                frozen = FrozenTraj.from_dict({k: data[k] for k in data.files})
+        elif path.suffix == ".traj":
+            with path.open("rb") as f:
+                frozen = _traj_from_payload(pickle.load(f)).freeze()
+        else:
+            msg = f"unknown extension {path.suffix!r}; expected one of {TRAJ_EXTENSIONS}"
+            raise TrajFileError(path, msg)
+        frozen.check()
+    except (FileNotFoundError, TrajFileError):
+        raise
+    except (
+        OSError,
+        EOFError,
+        ValueError,
+        KeyError,
+        TypeError,
+        IndexError,
+        zipfile.BadZipFile,
+        pickle.UnpicklingError,
+        AttributeError,
+        ImportError,
+    ) as exc:
+        raise TrajFileError(path, f"{type(exc).__name__}: {exc}") from exc
+    return frozen

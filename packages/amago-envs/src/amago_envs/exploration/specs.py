@@ -1,0 +1,72 @@
+"""Torch-free specs of the built-in exploration wrappers (what ``amago list explorations`` loads)."""
+
+from __future__ import annotations
+
+from typing import ClassVar, Literal
+
+from pydantic import Field
+
+from amago_core.config.component import ComponentConfig
+from amago_core.plugins.spec import ComponentSpec
+
+GROUP = "amago.explorations"
+
+
+class EGreedyConfig(ComponentConfig):
+    """Epsilon-greedy exploration with a linear per-actor schedule (AMAGO's default)."""
+
+    inferred_context: ClassVar[tuple[str, ...]] = ("env", "seed")
+
+    kind: Literal["egreedy"] = "egreedy"
+    """Registered name of this exploration wrapper."""
+    eps_start: float = Field(1.0, ge=0.0, le=1.0)
+    """Epsilon at the actor's first step."""
+    eps_end: float = Field(0.05, ge=0.0, le=1.0)
+    """Epsilon after ``steps_anneal`` steps of this actor (and from then on)."""
+    steps_anneal: int = Field(1_000_000, ge=1)
+    """Env steps (counted per actor, i.e. per wrapped env) over which epsilon goes from start to end."""
+    randomize_eps: bool = True
+    """Multiply epsilon by a U[0, 1) draw per env row, redrawn at every reset and episode end, so that actors
+    explore at different rates."""
+
+
+class BilevelConfig(ComponentConfig):
+    """Epsilon-greedy whose epsilon also decays *within* each episode (AMAGO paper, Fig. 13): explore early in
+    a rollout, exploit what was learned in context later."""
+
+    inferred_context: ClassVar[tuple[str, ...]] = ("env", "rollout_horizon", "seed")
+
+    kind: Literal["bilevel"] = "bilevel"
+    """Registered name of this exploration wrapper."""
+    rollout_horizon: int | None = Field(None, ge=1)
+    """Steps over which epsilon decays from its episode-start to its episode-end value. None takes the builder's
+    ``rollout_horizon`` context (the env's rollout length)."""
+    eps_start_start: float = Field(1.0, ge=0.0, le=1.0)
+    """Episode-start epsilon at the actor's first step."""
+    eps_start_end: float = Field(0.05, ge=0.0, le=1.0)
+    """Episode-start epsilon after ``steps_anneal`` actor steps."""
+    eps_end_start: float = Field(0.8, ge=0.0, le=1.0)
+    """Episode-end epsilon at the actor's first step."""
+    eps_end_end: float = Field(0.01, ge=0.0, le=1.0)
+    """Episode-end epsilon after ``steps_anneal`` actor steps."""
+    steps_anneal: int = Field(1_000_000, ge=1)
+    """Env steps (counted per actor) over which both schedules anneal."""
+    randomize_eps: bool = True
+    """Multiply epsilon by a U[0, 1) draw per env row, redrawn at every reset and episode end."""
+
+
+EGREEDY = ComponentSpec(
+    name="egreedy",
+    group=GROUP,
+    summary="Epsilon-greedy (discrete) / Gaussian (continuous) noise annealed per actor; the noisy action is stored.",
+    config=EGreedyConfig,
+    factory="amago_envs.exploration.wrappers:build_egreedy",
+)
+
+BILEVEL = ComponentSpec(
+    name="bilevel",
+    group=GROUP,
+    summary="Epsilon annealed per actor and decayed within each episode (explore early, exploit late).",
+    config=BilevelConfig,
+    factory="amago_envs.exploration.wrappers:build_bilevel",
+)

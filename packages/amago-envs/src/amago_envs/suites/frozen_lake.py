@@ -1,0 +1,241 @@
+"""Meta-Frozen-Lake: k attempts on one unknown random lake (AMAGO's intro to black-box meta-RL).
+
+Every ``reset`` draws a new lake. The agent then gets ``k_episodes`` attempts to walk from the top-left
+corner to the goal in the bottom-right corner without falling through a hole. An attempt ends at the goal,
+in a hole (unless ``recover_mode``) or at its step limit; the agent is then put back at the start of the
+*same* lake (a soft reset, flagged in the observation), so a memory-based policy can avoid the holes it
+found before. The whole env episode ends after the k-th attempt.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import deque
+from typing import Any, ClassVar
+
+import gymnasium
+import numpy as np
+
+from amago_envs.env import AMAGO_ENV_LOG_PREFIX
+from amago_envs.suites.specs import FrozenLakeConfig
+from amago_envs.suites.suite import BuiltinSuite
+
+ICE, HOLE, GOAL = 0, 1, 2
+_TILE_CHARS = {ICE: ".", HOLE: "H", GOAL: "G"}
+
+# Action index -> (d_row, d_col); index 0 stands still.
+_MOVES: tuple[tuple[int, int], ...] = ((0, 0), (1, 0), (-1, 0), (0, 1), (0, -1))
+
+FROZEN_PROBABILITY = 0.8
+"""Chance that a tile of a new lake is ice rather than a hole (gymnasium's FrozenLake uses the same)."""
+
+HARD_MODE_ACTION_SWAP = 0.5
+HARD_MODE_NOISY_POSITION = 0.25
+HARD_MODE_BREAK_ICE = 0.33
+RECOVER_PENALTY = -0.1
+
+
+def random_lake(size: int, rng: np.random.Generator) -> np.ndarray:
+    """Draws a ``size`` x ``size`` lake with an ice path from ``(0, 0)`` to the goal at ``(size-1, size-1)``.
+
+    Tiles are ice with probability ``FROZEN_PROBABILITY`` and holes otherwise; lakes without a path are
+    redrawn. Returns an int array of ``ICE``, ``HOLE`` and ``GOAL``.
+    """
+    while True:
+        lake = np.where(rng.random((size, size)) < FROZEN_PROBABILITY, ICE, HOLE)
+        lake[0, 0] = ICE
+        lake[-1, -1] = GOAL
+        if _goal_reachable(lake):
+            return lake
+
+
+def _goal_reachable(lake: np.ndarray) -> bool:
+    size = lake.shape[0]
+    seen = {(0, 0)}
+    frontier = deque([(0, 0)])
+    while frontier:
+        row, col = frontier.popleft()
+        if lake[row, col] == GOAL:
+            return True
+        for d_row, d_col in _MOVES[1:]:
+            nxt = (row + d_row, col + d_col)
+            if 0 <= nxt[0] < size and 0 <= nxt[1] < size and nxt not in seen and lake[nxt] != HOLE:
+                seen.add(nxt)
+                frontier.append(nxt)
+    return False
+
+
+class MetaFrozenLake(gymnasium.Env[np.ndarray, int]):
+    """k attempts per random lake; reward 1 at the goal; logs ``Episode {i} Success`` per attempt.
+
+    Observation: ``[row / size, col / size, soft_reset_flag, attempt / k_episodes]`` (the last entry only
+    with ``show_k_progress``), all in [0, 1]. Actions: 0 stay, 1 down, 2 up, 3 right, 4 left; moves are
+    clipped at the lake's edge.
+
+    Args:
+        size: side of the square lake.
+        k_episodes: attempts per lake.
+        hard_mode: per lake, a 50% chance that actions 1 and 3 swap; per observation, a 25% chance that the
+            reported position is off by up to one tile per axis; per move, a 33% chance that the tile just
+            left becomes a hole until the next attempt (backtracking is punished).
+        recover_mode: falling into a hole costs ``-0.1`` and leaves the agent where it was, instead of
+            ending the attempt.
+        max_episode_steps: step limit of one attempt; None gives ``size**2`` (doubled in hard mode) divided
+            by ``1 - slip_chance``, rounded up. Hitting it ends the attempt as a failure.
+        show_k_progress: include the attempt counter in the observation.
+        slip_chance: chance that a step moves in a uniformly random direction instead of the chosen one.
+        render_mode: None or ``"ansi"``.
+    """
+
+    metadata: ClassVar[dict[str, Any]] = {"render_modes": ["ansi"], "render_fps": 4}
+
+    def __init__(
+        self,
+        size: int = 5,
+        k_episodes: int = 10,
+        hard_mode: bool = False,
+        recover_mode: bool = False,
+        max_episode_steps: int | None = None,
+        show_k_progress: bool = True,
+        slip_chance: float = 0.0,
+        render_mode: str | None = None,
+    ):
+        if size < 2 or k_episodes < 1:
+            msg = f"need size >= 2 and k_episodes >= 1, got size={size}, k_episodes={k_episodes}."
+            raise ValueError(msg)
+        if not 0.0 <= slip_chance < 1.0:
+            msg = f"slip_chance must be in [0, 1), got {slip_chance}."
+            raise ValueError(msg)
+        if max_episode_steps is not None and max_episode_steps < 1:
+            msg = f"max_episode_steps must be positive or None, got {max_episode_steps}."
+            raise ValueError(msg)
+        if render_mode not in (None, *self.metadata["render_modes"]):
+            msg = f"render_mode must be None or 'ansi', got {render_mode!r}."
+            raise ValueError(msg)
+        self.size = size
+        self.k_episodes = k_episodes
+        self.hard_mode = hard_mode
+        self.recover_mode = recover_mode
+        self.show_k_progress = show_k_progress
+        self.slip_chance = slip_chance
+        self.render_mode = render_mode
+        if max_episode_steps is None:
+            # More steps when moves can fail (slips) or the map fights back (hard mode).
+            base = size**2 * (2 if hard_mode else 1)
+            max_episode_steps = math.ceil(base / (1.0 - slip_chance))
+        self.max_episode_steps = max_episode_steps
+        self.action_space = gymnasium.spaces.Discrete(len(_MOVES))
+        obs_dim = 4 if show_k_progress else 3
+        self.observation_space = gymnasium.spaces.Box(low=0.0, high=1.0, shape=(obs_dim,), dtype=np.float32)
+        self.current_k: int | None = None  # None until the first reset
+
+    def reset(
+        self, *, seed: int | None = None, options: dict[str, Any] | None = None
+    ) -> tuple[np.ndarray, dict[str, Any]]:
+        """Draws a new lake (and, in hard mode, maybe swapped actions) and starts the first attempt."""
+        super().reset(seed=seed)
+        self.lake = random_lake(self.size, self.np_random)
+        self.moves = list(_MOVES)
+        if self.hard_mode and self.np_random.random() < HARD_MODE_ACTION_SWAP:
+            self.moves[1], self.moves[3] = self.moves[3], self.moves[1]
+        self.current_k = 0
+        self._start_attempt()
+        return self._observe(soft_reset=True), {}
+
+    def _start_attempt(self) -> None:
+        # Holes broken in hard mode last for one attempt only: each attempt walks on the original lake.
+        self.active_lake = self.lake.copy()
+        self.row, self.col = 0, 0
+        self.attempt_steps = 0
+
+    def step(self, action: int) -> tuple[np.ndarray, float, bool, bool, dict[str, Any]]:
+        """Moves (maybe slipping), applies the tile's effect, and soft-resets when the attempt ends."""
+        if self.current_k is None or self.current_k >= self.k_episodes:
+            msg = "Meta-Frozen-Lake rollout is over (or never started); call reset() before step()."
+            raise RuntimeError(msg)
+        if not self.action_space.contains(action):
+            msg = f"Meta-Frozen-Lake actions are 0..{len(_MOVES) - 1}; got {action!r}."
+            raise ValueError(msg)
+        d_row, d_col = self.moves[int(action)]
+        if self.slip_chance > 0 and self.np_random.random() < self.slip_chance:
+            d_row, d_col = _MOVES[1 + int(self.np_random.integers(4))]
+        next_row = min(max(self.row + d_row, 0), self.size - 1)
+        next_col = min(max(self.col + d_col, 0), self.size - 1)
+        moved = (next_row, next_col) != (self.row, self.col)
+        if moved and self.hard_mode and self.np_random.random() < HARD_MODE_BREAK_ICE:
+            self.active_lake[self.row, self.col] = HOLE
+        self.attempt_steps += 1
+
+        tile = self.active_lake[next_row, next_col]
+        reward, attempt_over = 0.0, False
+        if tile == GOAL:
+            reward, attempt_over = 1.0, True
+        elif tile == HOLE and self.recover_mode:
+            reward = RECOVER_PENALTY
+            next_row, next_col = self.row, self.col
+        elif tile == HOLE:
+            attempt_over = True
+        self.row, self.col = next_row, next_col
+        if self.attempt_steps >= self.max_episode_steps:
+            attempt_over = True
+
+        info: dict[str, Any] = {}
+        if attempt_over:
+            # Logged on the step that ends the attempt: after the last one the pool resets this env at once.
+            info[f"{AMAGO_ENV_LOG_PREFIX} Episode {self.current_k} Success"] = float(tile == GOAL)
+            self.current_k += 1
+            self._start_attempt()
+        terminated = self.current_k >= self.k_episodes
+        return self._observe(soft_reset=attempt_over), reward, terminated, False, info
+
+    def _observe(self, soft_reset: bool) -> np.ndarray:
+        row, col = self.row, self.col
+        if self.hard_mode and self.np_random.random() < HARD_MODE_NOISY_POSITION:
+            row_noise, col_noise = self.np_random.integers(-1, 2, size=2)
+            row = min(max(row + int(row_noise), 0), self.size - 1)
+            col = min(max(col + int(col_noise), 0), self.size - 1)
+        features = [row / self.size, col / self.size, float(soft_reset)]
+        if self.show_k_progress:
+            features.append(self.current_k / self.k_episodes)
+        return np.array(features, dtype=np.float32)
+
+    def render(self) -> str | None:
+        """Returns the current attempt's lake (``A`` agent, ``H`` hole, ``G`` goal) in ``"ansi"`` mode."""
+        if self.render_mode != "ansi" or self.current_k is None:
+            return None
+        rows = [[_TILE_CHARS[int(t)] for t in row] for row in self.active_lake]
+        rows[self.row][self.col] = "A"
+        header = f"attempt {min(self.current_k + 1, self.k_episodes)}/{self.k_episodes}"
+        return header + "\n" + "\n".join(" ".join(r) for r in rows) + "\n"
+
+
+class FrozenLakeSuite(BuiltinSuite):
+    """The ``frozen_lake`` env suite (env id ``frozen-lake``)."""
+
+    config_type = FrozenLakeConfig
+    config: FrozenLakeConfig
+
+    @property
+    def env_name(self) -> str:
+        """``MetaFrozenLake-k{k}-{n}x{n}-{easy|hard}-{reset|recover}`` (``-slip{p}`` when slippery)."""
+        cfg = self.config
+        name = (
+            f"MetaFrozenLake-k{cfg.k_episodes}-{cfg.size}x{cfg.size}"
+            f"-{'hard' if cfg.hard_mode else 'easy'}-{'recover' if cfg.recover_mode else 'reset'}"
+        )
+        if cfg.slip_chance > 0:
+            name += f"-slip{cfg.slip_chance:g}"
+        return name
+
+    def make_gym_env(self) -> MetaFrozenLake:
+        """A fresh Meta-Frozen-Lake with this suite's options."""
+        cfg = self.config
+        return MetaFrozenLake(
+            size=cfg.size,
+            k_episodes=cfg.k_episodes,
+            hard_mode=cfg.hard_mode,
+            recover_mode=cfg.recover_mode,
+            max_episode_steps=cfg.max_episode_steps,
+            show_k_progress=cfg.show_k_progress,
+            slip_chance=cfg.slip_chance,
+        )

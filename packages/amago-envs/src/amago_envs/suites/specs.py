@@ -1,0 +1,237 @@
+"""Specs and configs of the built-in env suites (torch-free and gymnasium-free: ``amago list envs`` loads it).
+
+Each suite's options carry AMAGO's defaults. The env id a user types is the suite name with ``_`` written
+as ``-`` followed by an optional task (``tmaze-active``); the registry fills ``task`` and the config checks
+it here, so an unknown task fails before any environment code is imported.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import Field, field_validator, model_validator
+
+from amago_core.config.component import EnvSuiteConfig
+from amago_core.plugins.spec import ComponentSpec
+from amago_core.suggest import did_you_mean
+
+ENV_SUITES_GROUP = "amago.env_suites"
+
+TMAZE_TASKS: tuple[str, ...] = ("passive", "active")
+"""T-Maze variants: the goal side is shown at the start (passive) or one step back from it (active)."""
+
+
+def check_task(suite: str, task: str | None, tasks: tuple[str, ...]) -> str | None:
+    """Returns ``task`` if the suite has it (None always passes: it picks the default).
+
+    Args:
+        suite: the suite's registered name (``tmaze``), used in the message.
+        task: what the env id named after the suite.
+        tasks: the suite's tasks; empty for suites whose env id is the suite name alone.
+
+    Raises:
+        ValueError: the task is unknown; the message lists the tasks and the closest one.
+    """
+    if task is None or task in tasks:
+        return task
+    env_prefix = suite.replace("_", "-")
+    if not tasks:
+        msg = f"env suite {suite!r} has no tasks, got {task!r}; use the env id {env_prefix!r}."
+        raise ValueError(msg)
+    ids = [f"{env_prefix}-{t}" for t in tasks]
+    msg = (
+        f"env suite {suite!r} has no task {task!r}.{did_you_mean(task, tasks)} "
+        f"Tasks: {', '.join(tasks)} (env ids: {', '.join(ids)})."
+    )
+    raise ValueError(msg)
+
+
+class TMazeConfig(EnvSuiteConfig):
+    """T-Maze (Ni et al., 2023): remember the goal side seen at the start across a long corridor."""
+
+    kind: Literal["tmaze"] = "tmaze"
+    """Registered name of this env suite."""
+
+    corridor_length: int = Field(10, ge=1)
+    """Corridor cells between the start and the junction; the memory span the task tests."""
+
+    goal_reward: float = 1.0
+    """Reward for ending the episode on the goal side shown at the start."""
+
+    penalty: float | None = Field(None, le=0.0)
+    """The "Alt" penalty for every action other than "right" after the oracle; None uses
+    ``-1 / corridor_length`` (AMAGO's T-Maze example), 0 turns it off."""
+
+    @field_validator("task")
+    @classmethod
+    def _known_task(cls, task: str | None) -> str | None:
+        return check_task("tmaze", task, TMAZE_TASKS)
+
+
+class FrozenLakeConfig(EnvSuiteConfig):
+    """Meta-Frozen-Lake: k attempts on one random lake, learning from the holes fallen into."""
+
+    kind: Literal["frozen_lake"] = "frozen_lake"
+    """Registered name of this env suite."""
+
+    size: int = Field(5, ge=2)
+    """Side of the square lake (AMAGO's example uses 5)."""
+
+    k_episodes: int = Field(10, ge=1)
+    """Attempts on each lake before a new one is drawn."""
+
+    hard_mode: bool = False
+    """Per lake: a 50% chance that two movement actions swap; per step: 25% noisy position readings and a
+    33% chance that the ice breaks behind the agent. Adds partial observability and memory demands."""
+
+    recover_mode: bool = False
+    """Falling into a hole costs -0.1 and keeps the agent in place instead of ending the attempt."""
+
+    max_episode_steps: int | None = Field(None, ge=1)
+    """Step limit of one attempt; None gives size² (2·size² in hard mode), divided by 1 - slip_chance."""
+
+    show_k_progress: bool = True
+    """Put the attempt counter (attempt / k_episodes) in the observation."""
+
+    slip_chance: float = Field(0.0, ge=0.0, lt=1.0)
+    """Chance that a step goes in a random direction instead of the chosen one."""
+
+    @field_validator("task")
+    @classmethod
+    def _known_task(cls, task: str | None) -> str | None:
+        return check_task("frozen_lake", task, ())
+
+
+Location = Literal["random"] | tuple[int, int]
+
+
+class KeyDoorConfig(EnvSuiteConfig):
+    """Dark Key-To-Door (after Algorithm Distillation): key, then door, as often as the horizon allows."""
+
+    kind: Literal["key_door"] = "key_door"
+    """Registered name of this env suite."""
+
+    dark: bool = True
+    """Hide the key and door positions; False shows them, which removes the need for memory."""
+
+    size: int = Field(9, ge=2)
+    """Side of the square room."""
+
+    max_episode_steps: int = Field(50, ge=1)
+    """Steps of one attempt before the agent is sent back to the start of the same room."""
+
+    meta_rollout_horizon: int = Field(500, ge=1)
+    """Steps spent in one room (across attempts) before a new room is drawn."""
+
+    start_location: Location = "random"
+    """Start cell ``(x, y)``, or "random" for a new one per room."""
+
+    key_location: Location = "random"
+    """Key cell ``(x, y)``, or "random" for a new one per room."""
+
+    goal_location: Location = "random"
+    """Door cell ``(x, y)``, or "random" for a new one per room."""
+
+    randomize_actions: bool = False
+    """Shuffle which action index moves in which direction, per room."""
+
+    @field_validator("task")
+    @classmethod
+    def _known_task(cls, task: str | None) -> str | None:
+        return check_task("key_door", task, ())
+
+    @model_validator(mode="after")
+    def _locations_inside_room(self) -> KeyDoorConfig:
+        for name in ("start_location", "key_location", "goal_location"):
+            location = getattr(self, name)
+            if location != "random" and not all(0 <= c < self.size for c in location):
+                msg = (
+                    f"{name}={location} is outside the {self.size}x{self.size} room; use 0..{self.size - 1}."
+                )
+                raise ValueError(msg)
+        return self
+
+
+class MazeRunnerConfig(EnvSuiteConfig):
+    """MazeRunner: reach a sequence of goal cells in order in a random maze."""
+
+    kind: Literal["mazerunner"] = "mazerunner"
+    """Registered name of this env suite."""
+
+    maze_dim: int = Field(11, ge=7)
+    """Side of the maze; even values are rounded up to the next odd one."""
+
+    num_goals: int = Field(3, ge=1)
+    """Goals per episode (the most, when ``min_num_goals`` is set)."""
+
+    min_num_goals: int | None = Field(None, ge=1)
+    """Fewest goals per episode; None gives every episode ``num_goals``."""
+
+    time_limit: int = Field(250, ge=1)
+    """Steps per episode."""
+
+    randomized_action_space: bool = False
+    """Permute the action indices per episode ("rewired" actions in the AMAGO paper)."""
+
+    relabel_info: bool = True
+    """Dict observations ``obs``, ``achieved`` (current cell) and ``goals`` (remaining goals, done ones -1),
+    the layout hindsight relabeling rewrites; False gives a flat vector."""
+
+    goal_in_obs: bool | None = None
+    """Append the goal cells to the flat vector; None does so only without ``relabel_info`` (with it the goals
+    live in the ``goals`` key, which relabeling rewrites)."""
+
+    @field_validator("task")
+    @classmethod
+    def _known_task(cls, task: str | None) -> str | None:
+        return check_task("mazerunner", task, ())
+
+    @model_validator(mode="after")
+    def _consistent_goals(self) -> MazeRunnerConfig:
+        if self.min_num_goals is not None and self.min_num_goals > self.num_goals:
+            msg = f"min_num_goals={self.min_num_goals} exceeds num_goals={self.num_goals}; lower one of them."
+            raise ValueError(msg)
+        if self.relabel_info and self.goal_in_obs:
+            msg = (
+                "goal_in_obs=True with relabel_info=True would put the goals in `obs` where relabeling "
+                "cannot rewrite them; leave goal_in_obs unset (the goals are in the `goals` key)."
+            )
+            raise ValueError(msg)
+        return self
+
+
+TMAZE = ComponentSpec(
+    name="tmaze",
+    group=ENV_SUITES_GROUP,
+    summary="T-Maze long-term recall (passive, or active with an oracle detour); numpy only.",
+    config=TMazeConfig,
+    factory="amago_envs.suites.tmaze:TMazeSuite",
+    extra={"tasks": list(TMAZE_TASKS), "default_task": "passive"},
+)
+
+FROZEN_LAKE = ComponentSpec(
+    name="frozen_lake",
+    group=ENV_SUITES_GROUP,
+    summary="Meta-Frozen-Lake: k attempts per random lake, success logged per attempt; numpy only.",
+    config=FrozenLakeConfig,
+    factory="amago_envs.suites.frozen_lake:FrozenLakeSuite",
+    extra={"tasks": [], "default_task": None},
+)
+
+KEY_DOOR = ComponentSpec(
+    name="key_door",
+    group=ENV_SUITES_GROUP,
+    summary="Dark Key-To-Door finite-horizon meta-RL (Algorithm Distillation's room); numpy only.",
+    config=KeyDoorConfig,
+    factory="amago_envs.suites.key_door:KeyDoorSuite",
+    extra={"tasks": [], "default_task": None},
+)
+
+MAZERUNNER = ComponentSpec(
+    name="mazerunner",
+    group=ENV_SUITES_GROUP,
+    summary="MazeRunner: k goals in order in a random maze, with observations for relabeling; numpy only.",
+    config=MazeRunnerConfig,
+    factory="amago_envs.suites.mazerunner:MazeRunnerSuite",
+    extra={"tasks": [], "default_task": None},
+)

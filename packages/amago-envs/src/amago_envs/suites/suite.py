@@ -1,0 +1,79 @@
+"""``BuiltinSuite``: what every built-in env suite shares (the split check and the ``AMAGOEnv`` wrap)."""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from typing import TYPE_CHECKING, Any, ClassVar
+
+from amago_core.suggest import did_you_mean
+from amago_envs.env import AMAGOEnv
+
+if TYPE_CHECKING:
+    import gymnasium
+
+    from amago_core.config.component import EnvSuiteConfig
+
+SPLITS: tuple[str, ...] = ("train", "val", "test")
+"""The data splits an experiment asks a suite for."""
+
+
+class BuiltinSuite(ABC):
+    """A configured env suite: makes fresh environments of one task for an experiment.
+
+    The built-in suites generate a new random task (lake, maze, room, goal side) on every ``reset``, so
+    the train, val and test splits draw from the same distribution; the split is still checked so that
+    a typo fails here rather than silently training on the wrong data.
+
+    Attributes:
+        config: the validated suite config.
+    """
+
+    config_type: ClassVar[type[EnvSuiteConfig]]
+    """The config class this suite takes; an instance of it built with defaults is used when none is given."""
+
+    def __init__(self, config: EnvSuiteConfig | None = None):
+        if config is None:
+            config = self.config_type()
+        if not isinstance(config, self.config_type):
+            msg = (
+                f"{type(self).__name__} takes a {self.config_type.__name__}, got a {type(config).__name__}; "
+                f"build it with {self.config_type.__name__}(...) or through the env suite registry."
+            )
+            raise TypeError(msg)
+        self.config = config
+
+    @property
+    def task(self) -> str | None:
+        """The task being made: the config's task, or the suite's default when the config names none."""
+        return self.config.task if self.config.task is not None else self.default_task
+
+    @property
+    def default_task(self) -> str | None:
+        """The task used when the env id names none (None for suites without tasks)."""
+        return None
+
+    @property
+    @abstractmethod
+    def env_name(self) -> str:
+        """Name for logs and trajectory file names (no ``/`` and no ``_``: file names split on them)."""
+
+    @abstractmethod
+    def make_gym_env(self) -> gymnasium.Env[Any, Any]:
+        """Builds the raw gymnasium environment (no amago wrappers)."""
+
+    def make_env(self, split: str = "train") -> Any:
+        """Builds one environment for ``split`` wrapped in ``AMAGOEnv``.
+
+        Args:
+            split: ``"train"``, ``"val"`` or ``"test"``.
+
+        Raises:
+            ValueError: ``split`` is not one of the three.
+        """
+        if split not in SPLITS:
+            msg = f"unknown split {split!r}.{did_you_mean(split, SPLITS)} Use one of: {', '.join(SPLITS)}."
+            raise ValueError(msg)
+        return AMAGOEnv(self.make_gym_env(), env_name=self.env_name)
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}(env_name={self.env_name!r})"
