@@ -1,0 +1,314 @@
+"""Torch-free specs and configs of amago-nets' timestep and trajectory encoders.
+
+Entry points name the ``ComponentSpec`` objects below. Listing them imports pydantic and amago_core only;
+the factories (and torch) are imported when a component is built.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import model_validator
+
+from amago_core.config.component import ComponentConfig
+from amago_core.plugins.spec import ComponentSpec
+
+TRAJ_GROUP = "amago.traj_encoders"
+TSTEP_GROUP = "amago.tstep_encoders"
+
+Activation = Literal["leaky_relu", "relu", "gelu", "mish", "silu"]
+"""Activation functions every built-in network accepts."""
+
+Norm = Literal["none", "layer", "rmsnorm", "unitball", "hypersphere", "simnorm"]
+"""Normalisations every built-in network accepts (``simnorm`` needs a width divisible by 8)."""
+
+
+# --------------------------------------------------------------------------------------------------------
+# Timestep encoders
+# --------------------------------------------------------------------------------------------------------
+
+
+class TstepEncoderConfig(ComponentConfig):
+    """Options every timestep encoder shares; third-party tstep encoder configs may derive from it."""
+
+    hide_rl2s: bool = False
+    """Zero the whole previous-reward-and-action input (the network keeps its size; the input carries no signal)."""
+    hide_rewards: bool = False
+    """Zero only the previous-reward column of the rl2 input (applied before ``hide_rl2s``; both may be set)."""
+
+
+class FFTstepEncoderConfig(TstepEncoderConfig):
+    """MLP over every flattened observation key and the previous reward and action."""
+
+    kind: Literal["ff"] = "ff"
+    """Registered name of this timestep encoder."""
+    n_layers: int = 2
+    """Number of hidden layers of the MLP (each Linear → norm → activation)."""
+    d_hidden: int = 512
+    """Width of the MLP's hidden layers."""
+    d_output: int = 256
+    """Size of the timestep embedding handed to the trajectory encoder."""
+    norm: Norm = "none"
+    """Normalisation inside the MLP's hidden layers."""
+    out_norm: Norm = "layer"
+    """Normalisation of the output embedding."""
+    activation: Activation = "leaky_relu"
+    """Activation of the hidden layers."""
+    normalize_inputs: bool = True
+    """Standardise inputs with running mean/variance statistics (updated in train mode only)."""
+    obs_keys: tuple[str, ...] | None = None
+    """Observation keys to encode (None: every key of the observation space, sorted by name)."""
+    auto_scale: bool = False
+    """Raise ``d_hidden`` and ``d_output`` to at least the flattened input size."""
+
+    @model_validator(mode="after")
+    def _check_sizes(self) -> FFTstepEncoderConfig:
+        if self.n_layers < 1 or self.d_hidden < 1 or self.d_output < 1:
+            msg = "ff tstep encoder: n_layers, d_hidden and d_output must all be at least 1."
+            raise ValueError(msg)
+        return self
+
+
+class CNNTstepEncoderConfig(TstepEncoderConfig):
+    """CNN over one image key, merged with the previous reward and action."""
+
+    kind: Literal["cnn"] = "cnn"
+    """Registered name of this timestep encoder."""
+    obs_key: str = "observation"
+    """Observation key holding the image (uint8 pixels 0..255, or floats already scaled to about [-1, 1])."""
+    cnn_type: Literal["nature", "impala"] = "nature"
+    """Backbone: ``nature`` (three strided convs, as in DQN) or ``impala`` (residual blocks with max-pooling)."""
+    channels_first: bool = False
+    """Images are (C, H, W) instead of (H, W, C)."""
+    img_features: int = 256
+    """Width of the linear layer after the flattened CNN output."""
+    rl2_features: int = 12
+    """Width of the linear embedding of the (symlog-scaled) previous reward and action."""
+    d_output: int = 256
+    """Size of the timestep embedding handed to the trajectory encoder."""
+    out_norm: Norm = "layer"
+    """Normalisation of the output embedding."""
+    activation: Activation = "leaky_relu"
+    """Activation between layers."""
+    drqv2_aug: bool = False
+    """DrQ-v2 random-shift augmentation in train mode (pad 4 px, shift each frame independently)."""
+    aug_pct_of_batch: float = 0.75
+    """Fraction of the batch (its last rows) that is augmented when ``drqv2_aug`` is on."""
+    impala_block_depths: tuple[int, ...] = (16, 32, 32)
+    """Channels of each IMPALA block (``impala`` only)."""
+    impala_post_group_norm: bool = True
+    """GroupNorm after each IMPALA residual block (``impala`` only)."""
+
+    @model_validator(mode="after")
+    def _check_fraction(self) -> CNNTstepEncoderConfig:
+        if not 0.0 <= self.aug_pct_of_batch <= 1.0:
+            msg = f"cnn tstep encoder: aug_pct_of_batch must lie in [0, 1], got {self.aug_pct_of_batch}."
+            raise ValueError(msg)
+        return self
+
+
+FF_TSTEP = ComponentSpec(
+    name="ff",
+    group=TSTEP_GROUP,
+    summary="MLP over all (flattened) observation keys plus previous reward and action.",
+    config=FFTstepEncoderConfig,
+    factory="amago_nets.tstep_ff:FFTstepEncoder",
+)
+
+CNN_TSTEP = ComponentSpec(
+    name="cnn",
+    group=TSTEP_GROUP,
+    summary="Nature or IMPALA CNN over one image key, optional DrQ-v2 augmentation.",
+    config=CNNTstepEncoderConfig,
+    factory="amago_nets.tstep_cnn:CNNTstepEncoder",
+    extra={"example_obs": {"observation": {"shape": [36, 36, 3], "dtype": "uint8"}}},
+)
+
+
+# --------------------------------------------------------------------------------------------------------
+# Trajectory encoders
+# --------------------------------------------------------------------------------------------------------
+
+
+class IdentityTrajEncoderConfig(ComponentConfig):
+    """No sequence model: the timestep embeddings are the output (no memory)."""
+
+    kind: Literal["identity"] = "identity"
+    """Registered name of this trajectory encoder."""
+
+
+class FFTrajEncoderConfig(ComponentConfig):
+    """Residual feed-forward blocks applied to each timestep alone (no memory; an ablation baseline)."""
+
+    kind: Literal["ff"] = "ff"
+    """Registered name of this trajectory encoder."""
+    d_model: int = 256
+    """Width of the residual stream and of the output."""
+    d_ff: int | None = None
+    """Hidden width of each residual block (None: 4 × d_model)."""
+    n_layers: int = 1
+    """Number of residual feed-forward blocks."""
+    dropout: float = 0.0
+    """Dropout probability inside the blocks and on the output."""
+    activation: Activation = "leaky_relu"
+    """Activation inside the blocks."""
+    norm: Norm = "none"
+    """Normalisation inside the residual blocks."""
+    out_norm: Norm = "layer"
+    """Normalisation of the output."""
+
+
+class RNNTrajEncoderConfig(ComponentConfig):
+    """GRU over the timestep embeddings; rollouts carry its hidden state step to step."""
+
+    kind: Literal["rnn"] = "rnn"
+    """Registered name of this trajectory encoder (also reachable as ``gru``)."""
+    d_hidden: int = 256
+    """Hidden size of each GRU layer."""
+    n_layers: int = 2
+    """Number of stacked GRU layers."""
+    d_output: int = 256
+    """Size of the output (a Linear after the GRU)."""
+    norm: Norm = "layer"
+    """Normalisation of the output."""
+
+
+class TransformerTrajEncoderConfig(ComponentConfig):
+    """Causal pre-norm Transformer; rollouts use a per-row KV cache holding the last ``max_seq_len`` steps."""
+
+    kind: Literal["transformer"] = "transformer"
+    """Registered name of this trajectory encoder."""
+    d_model: int = 256
+    """Width of the residual stream and of the output."""
+    n_heads: int = 8
+    """Number of attention heads (must divide d_model)."""
+    d_ff: int = 1024
+    """Hidden width of each feed-forward sublayer."""
+    n_layers: int = 3
+    """Number of Transformer layers."""
+    dropout_ff: float = 0.05
+    """Dropout after the feed-forward sublayer."""
+    dropout_emb: float = 0.05
+    """Dropout on the input embedding (after adding positions)."""
+    dropout_attn: float = 0.0
+    """Dropout on attention probabilities (not supported by the ``flex`` backend, which needs 0)."""
+    dropout_qkv: float = 0.0
+    """Dropout on the query/key/value projections."""
+    activation: Activation = "leaky_relu"
+    """Activation of the feed-forward sublayers."""
+    norm: Norm = "layer"
+    """Normalisation used by the pre-norm layers and the final output."""
+    pos_emb: Literal["fixed", "learnable", "rope"] = "fixed"
+    """Positions of absolute episode time: ``fixed`` sinusoids (any length), ``learnable`` table, or ``rope``."""
+    max_time_idx: int = 10_000
+    """Size of the ``learnable`` position table; later time indices share its last entry."""
+    sigma_reparam: bool = True
+    """σReparam linear layers (weights divided by their spectral norm estimate, times a learned scale)."""
+    normformer_norms: bool = True
+    """Extra NormFormer normalisations after attention and inside the feed-forward sublayer."""
+    head_scaling: bool = True
+    """A learned scale per attention head (frozen at 1 when off)."""
+    attention: Literal["sdpa", "flash", "flex"] = "sdpa"
+    """Attention backend: ``sdpa`` (torch, any device), ``flash`` (flash-attn on CUDA, else falls back to
+    sdpa with a warning), ``flex`` (torch flex_attention for training; cached rollout steps use sdpa)."""
+    window_size: int | None = None
+    """Sliding-window attention: each step sees itself and the previous ``window_size - 1`` steps, in
+    training and in rollouts (None: the context is ``max_seq_len``)."""
+
+    @model_validator(mode="after")
+    def _check_heads(self) -> TransformerTrajEncoderConfig:
+        if self.d_model % self.n_heads != 0:
+            msg = (
+                f"transformer: n_heads={self.n_heads} must divide d_model={self.d_model}; change one of them."
+            )
+            raise ValueError(msg)
+        if self.pos_emb == "rope" and (self.d_model // self.n_heads) % 2 != 0:
+            msg = "transformer: rope needs an even head size (d_model / n_heads); change d_model or n_heads."
+            raise ValueError(msg)
+        if self.window_size is not None and self.window_size < 1:
+            msg = f"transformer: window_size must be at least 1 (or None), got {self.window_size}."
+            raise ValueError(msg)
+        if self.attention == "flex" and self.dropout_attn > 0:
+            msg = "transformer: the flex backend has no attention dropout; set dropout_attn=0 or use sdpa."
+            raise ValueError(msg)
+        return self
+
+
+class MambaTrajEncoderConfig(ComponentConfig):
+    """Mamba (selective state-space) blocks; pure PyTorch scan, ``mamba_ssm`` kernels used on CUDA when installed."""
+
+    kind: Literal["mamba"] = "mamba"
+    """Registered name of this trajectory encoder."""
+    d_model: int = 256
+    """Width of the residual stream and of the output."""
+    d_state: int = 16
+    """Size of each channel's SSM state."""
+    d_conv: int = 4
+    """Kernel size of the causal depthwise convolution."""
+    expand: int = 2
+    """Inner width multiplier (d_inner = expand × d_model)."""
+    n_layers: int = 3
+    """Number of pre-norm residual Mamba blocks."""
+    norm: Norm = "layer"
+    """Normalisation before each block and of the output."""
+    dt_rank: int | None = None
+    """Rank of the step-size projection (None: ceil(d_model / 16), as in Mamba)."""
+    scan: Literal["auto", "parallel", "sequential"] = "auto"
+    """Pure-PyTorch training scan: ``parallel`` (chunks scanned at once, ~2·chunk + L/chunk steps), ``sequential``
+    (L small steps), or ``auto``: sequential on CPU (where its per-step state stays in cache and it is faster)
+    and parallel on GPUs (where the number of steps, i.e. kernel launches, dominates)."""
+    chunk_size: int = 16
+    """Chunk length of the ``parallel`` scan (about sqrt(L) needs the fewest sequential steps)."""
+    use_kernels: bool = True
+    """Use mamba_ssm's CUDA selective-scan kernel for training when installed and on CUDA."""
+
+    @model_validator(mode="after")
+    def _check_sizes(self) -> MambaTrajEncoderConfig:
+        if min(self.d_model, self.d_state, self.d_conv, self.expand, self.n_layers, self.chunk_size) < 1:
+            msg = "mamba: d_model, d_state, d_conv, expand, n_layers and chunk_size must all be at least 1."
+            raise ValueError(msg)
+        return self
+
+
+IDENTITY_TRAJ = ComponentSpec(
+    name="identity",
+    group=TRAJ_GROUP,
+    summary="No sequence model: passes timestep embeddings through (no memory).",
+    config=IdentityTrajEncoderConfig,
+    factory="amago_nets.traj_simple:IdentityTrajEncoder",
+)
+
+FF_TRAJ = ComponentSpec(
+    name="ff",
+    group=TRAJ_GROUP,
+    summary="Residual feed-forward blocks per timestep (no memory; a memory ablation).",
+    config=FFTrajEncoderConfig,
+    factory="amago_nets.traj_simple:FFTrajEncoder",
+)
+
+RNN_TRAJ = ComponentSpec(
+    name="rnn",
+    group=TRAJ_GROUP,
+    summary="GRU; constant-cost rollout steps.",
+    config=RNNTrajEncoderConfig,
+    factory="amago_nets.traj_rnn:GRUTrajEncoder",
+    aliases=("gru",),
+)
+
+TRANSFORMER_TRAJ = ComponentSpec(
+    name="transformer",
+    group=TRAJ_GROUP,
+    summary="Causal Transformer with a per-row KV cache; sdpa, flash-attn or flex attention.",
+    config=TransformerTrajEncoderConfig,
+    factory="amago_nets.traj_transformer:TransformerTrajEncoder",
+    install_hint='pip install "amago-nets[flash]"  (optional: the flash attention backend)',
+)
+
+MAMBA_TRAJ = ComponentSpec(
+    name="mamba",
+    group=TRAJ_GROUP,
+    summary="Mamba selective SSM; pure PyTorch, mamba_ssm kernels on CUDA when installed.",
+    config=MambaTrajEncoderConfig,
+    factory="amago_nets.traj_mamba:MambaTrajEncoder",
+    install_hint='pip install "amago-nets[mamba]"  (optional: the CUDA kernels)',
+)

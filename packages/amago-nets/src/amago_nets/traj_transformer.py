@@ -1,0 +1,188 @@
+"""The ``transformer`` trajectory encoder: a causal pre-norm Transformer with a per-row KV cache."""
+
+from __future__ import annotations
+
+import numpy as np
+import torch
+from torch import nn
+
+from amago_nets.attention import attend_cached, attend_window, resolve_backend
+from amago_nets.base import TrajEncoder
+from amago_nets.kv_cache import KVCache
+from amago_nets.layers import activation_module, linear_layer, normalization
+from amago_nets.positions import FixedPosEmb, LearnablePosEmb, RotaryPosEmb
+from amago_nets.specs import TransformerTrajEncoderConfig
+
+
+class SelfAttention(nn.Module):
+    """Multi-head self-attention: qkv projection → (RoPE) → attention → per-head scale → output projection."""
+
+    def __init__(self, config: TransformerTrajEncoderConfig) -> None:
+        super().__init__()
+        self.n_heads = config.n_heads
+        self.head_dim = config.d_model // config.n_heads
+        self.backend = config.attention
+        self.dropout_attn = config.dropout_attn
+        self.qkv = linear_layer(
+            config.d_model, 3 * config.d_model, bias=False, sigma_reparam=config.sigma_reparam
+        )
+        self.out = linear_layer(config.d_model, config.d_model, sigma_reparam=config.sigma_reparam)
+        self.dropout_qkv = nn.Dropout(config.dropout_qkv)
+        self.head_scale = nn.Parameter(torch.ones(1, 1, config.n_heads, 1), requires_grad=config.head_scaling)
+        self.rope = RotaryPosEmb(self.head_dim) if config.pos_emb == "rope" else None
+
+    def _project(self, x: torch.Tensor, time_idxs: torch.Tensor) -> tuple[torch.Tensor, ...]:
+        batch, length, _ = x.shape
+        qkv = self.dropout_qkv(self.qkv(x)).reshape(batch, length, 3, self.n_heads, self.head_dim)
+        q, k, v = qkv.unbind(dim=2)
+        if self.rope is not None:
+            q, k = self.rope(q, time_idxs), self.rope(k, time_idxs)
+        return q, k, v
+
+    def _merge(self, heads: torch.Tensor) -> torch.Tensor:
+        batch, length = heads.shape[:2]
+        return self.out((heads * self.head_scale).reshape(batch, length, -1))
+
+    def forward(self, x: torch.Tensor, time_idxs: torch.Tensor, context: int) -> torch.Tensor:
+        """Attention over a whole window (B, L, d_model)."""
+        q, k, v = self._project(x, time_idxs)
+        backend = resolve_backend(
+            self.backend, x.device, needs_grad=torch.is_grad_enabled() and q.requires_grad
+        )
+        dropout = self.dropout_attn if self.training else 0.0
+        return self._merge(attend_window(q, k, v, context=context, dropout_p=dropout, backend=backend))
+
+    def step(self, x: torch.Tensor, time_idxs: torch.Tensor, cache: KVCache, layer: int) -> torch.Tensor:
+        """Attention of one new step per row (B, 1, d_model) over that row's cache, after writing to it."""
+        q, k, v = self._project(x, time_idxs)
+        cache.write(layer, k, v)
+        backend = resolve_backend(self.backend, x.device)
+        heads = attend_cached(
+            q, cache.keys[layer], cache.values[layer], cache.valid_after_write(), backend=backend
+        )
+        return self._merge(heads)
+
+
+class TransformerLayer(nn.Module):
+    """Pre-norm layer with optional NormFormer norms.
+
+    ``x + norm2(attn(norm1(x)))`` then ``x + drop(ff2(norm4(act(ff1(norm3(x))))))``.
+    """
+
+    def __init__(self, config: TransformerTrajEncoderConfig) -> None:
+        super().__init__()
+        d_model, sigma = config.d_model, config.sigma_reparam
+        extra = config.norm if config.normformer_norms else "none"
+        self.attention = SelfAttention(config)
+        self.norm1 = normalization(config.norm, d_model)
+        self.norm2 = normalization(extra, d_model)
+        self.norm3 = normalization(config.norm, d_model)
+        self.norm4 = normalization(extra, config.d_ff)
+        self.ff1 = linear_layer(d_model, config.d_ff, sigma_reparam=sigma)
+        self.ff2 = linear_layer(config.d_ff, d_model, sigma_reparam=sigma)
+        self.act = activation_module(config.activation)
+        self.dropout_ff = nn.Dropout(config.dropout_ff)
+
+    def _feed_forward(self, x: torch.Tensor) -> torch.Tensor:
+        return x + self.dropout_ff(self.ff2(self.norm4(self.act(self.ff1(self.norm3(x))))))
+
+    def forward(self, x: torch.Tensor, time_idxs: torch.Tensor, context: int) -> torch.Tensor:
+        """Whole-window pass."""
+        x = x + self.norm2(self.attention(self.norm1(x), time_idxs, context))
+        return self._feed_forward(x)
+
+    def step(self, x: torch.Tensor, time_idxs: torch.Tensor, cache: KVCache, layer: int) -> torch.Tensor:
+        """One-step pass using (and filling) the cache."""
+        x = x + self.norm2(self.attention.step(self.norm1(x), time_idxs, cache, layer))
+        return self._feed_forward(x)
+
+
+class TransformerTrajEncoder(TrajEncoder):
+    """Linear input + absolute-time positions → dropout → Transformer layers → final norm.
+
+    Each step sees itself and up to ``context - 1`` earlier steps of its episode, where ``context`` is
+    ``window_size`` or else ``max_seq_len``. Training windows longer than the context use the same sliding
+    window, so a rollout that has run past its context matches a full forward over the whole episode.
+
+    Rollout state is a :class:`~amago_nets.kv_cache.KVCache` with a length per row; ``reset_hidden_state``
+    restarts single rows. ``forward`` with a cache takes one step (L = 1) at a time.
+    """
+
+    def __init__(
+        self, config: TransformerTrajEncoderConfig | None = None, *, tstep_dim: int, max_seq_len: int
+    ) -> None:
+        config = config or TransformerTrajEncoderConfig()
+        super().__init__(config, tstep_dim=tstep_dim, max_seq_len=max_seq_len)
+        self.d_model = config.d_model
+        self.n_heads = config.n_heads
+        self.context = config.window_size or max_seq_len
+        self.inp = nn.Linear(tstep_dim, config.d_model)
+        if config.pos_emb == "fixed":
+            self.pos_emb: nn.Module | None = FixedPosEmb(config.d_model)
+        elif config.pos_emb == "learnable":
+            self.pos_emb = LearnablePosEmb(config.d_model, config.max_time_idx)
+        else:
+            self.pos_emb = None  # rope rotates queries and keys inside attention instead
+        self.dropout_emb = nn.Dropout(config.dropout_emb)
+        self.layers = nn.ModuleList(TransformerLayer(config) for _ in range(config.n_layers))
+        self.out_norm = normalization(config.norm, config.d_model)
+
+    @property
+    def emb_dim(self) -> int:
+        """``d_model``."""
+        return self.d_model
+
+    def _cache_dtype(self, device: torch.device) -> torch.dtype:
+        # flash-attn reads bf16 caches only; every other backend keeps fp32 for exact equivalence.
+        backend = resolve_backend(self.config.attention, device)
+        return torch.bfloat16 if backend == "flash" else torch.float32
+
+    def init_hidden_state(self, batch_size: int, device: torch.device | str) -> KVCache:
+        """An empty cache of ``context`` steps per row."""
+        device = torch.device(device)
+        return KVCache.empty(
+            n_layers=len(self.layers),
+            batch_size=batch_size,
+            context=self.context,
+            n_heads=self.n_heads,
+            head_dim=self.d_model // self.n_heads,
+            device=device,
+            dtype=self._cache_dtype(device),
+        )
+
+    def reset_hidden_state(
+        self, hidden_state: KVCache | None, dones: np.ndarray | torch.Tensor
+    ) -> KVCache | None:
+        """Rows where ``dones`` is True start a new episode (their lengths go to 0)."""
+        if hidden_state is None:
+            return None
+        return hidden_state.reset(dones)
+
+    def _embed(self, seq: torch.Tensor, time_idxs: torch.Tensor) -> torch.Tensor:
+        x = self.inp(seq)
+        if self.pos_emb is not None:
+            x = x + self.pos_emb(time_idxs)
+        return self.dropout_emb(x)
+
+    def forward(
+        self, seq: torch.Tensor, time_idxs: torch.Tensor, hidden_state: KVCache | None = None
+    ) -> tuple[torch.Tensor, KVCache | None]:
+        """Whole window when ``hidden_state`` is None; otherwise one rollout step per row.
+
+        Raises:
+            ValueError: a cache was given with more than one step.
+        """
+        x = self._embed(seq, time_idxs)
+        if hidden_state is None:
+            for layer in self.layers:
+                x = layer(x, time_idxs, self.context)
+            return self.out_norm(x), None
+        if seq.shape[1] != 1:
+            msg = (
+                f"TransformerTrajEncoder: a KV cache advances one step at a time, got L={seq.shape[1]}; "
+                "pass hidden_state=None for a whole window, or feed rollout steps one by one."
+            )
+            raise ValueError(msg)
+        for index, layer in enumerate(self.layers):
+            x = layer.step(x, time_idxs, hidden_state, index)
+        return self.out_norm(x), hidden_state.advanced()
