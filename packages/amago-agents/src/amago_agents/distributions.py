@@ -1,0 +1,421 @@
+"""Policy distributions: what the actor head's output vector means.
+
+A ``PolicyDistribution`` holds no parameters (it is not an ``nn.Module``), so swapping one never breaks a
+checkpoint. Called on the head's output ``(..., input_dimension)`` it returns a ``Policy`` over ``(...)``.
+
+Action formats (the replay buffer's): Discrete actions are one-hot vectors ``(..., A)``, MultiBinary actions
+0/1 vectors, Box actions floats in [-1, 1] (the env wrapper rescales to the env's bounds). ``Policy.sample``
+returns Discrete actions as indices ``(..., 1)`` and everything else in the buffer format.
+"""
+
+from __future__ import annotations
+
+import abc
+import math
+
+import torch
+import torch.nn.functional as F
+from gymnasium import spaces
+
+from amago_agents.specs import (
+    BetaDistConfig,
+    ContinuousDistConfig,
+    DiscreteDistConfig,
+    GMMDistConfig,
+    TanhGaussianDistConfig,
+)
+
+ACTION_CLAMP = 0.99
+"""Buffer actions are clamped to ±0.99 before inverting a squashing transform (atanh(±1) is infinite)."""
+
+_LOG_2 = math.log(2.0)
+
+
+def _gumbel_max(log_probs: torch.Tensor) -> torch.Tensor:
+    """Categorical samples ``(..., 1)`` by the Gumbel-max trick: no device sync, and a NaN input yields an index
+    (the loss check reports the NaN) instead of an exception deep inside sampling."""
+    gumbel = -torch.empty_like(log_probs).exponential_().log()
+    return (log_probs + gumbel).argmax(-1, keepdim=True)
+
+
+class Policy(abc.ABC):
+    """Distribution over actions, batched over every leading dimension (typically (B, L, G))."""
+
+    @abc.abstractmethod
+    def sample(self) -> torch.Tensor:
+        """A sample without gradient (Discrete: indices ``(..., 1)``; others: ``(..., A)``)."""
+
+    def rsample(self) -> torch.Tensor:
+        """A reparameterised sample ``(..., A)`` that carries gradients to the distribution's parameters.
+
+        Raises:
+            NotImplementedError: the distribution cannot be reparameterised.
+        """
+        msg = (
+            f"{type(self).__name__} has no reparameterised samples; set online_coeff = 0 (no policy gradient) "
+            "or choose a reparameterised distribution (tanh_gaussian, beta)."
+        )
+        raise NotImplementedError(msg)
+
+    @abc.abstractmethod
+    def log_prob(self, action: torch.Tensor) -> torch.Tensor:
+        """``log pi(action)`` of buffer-format actions ``(..., A)``, as ``(..., 1)``."""
+
+    @abc.abstractmethod
+    def mode(self) -> torch.Tensor:
+        """The deterministic action used when rollouts do not sample (format as :meth:`sample`)."""
+
+    @abc.abstractmethod
+    def entropy_estimate(self) -> torch.Tensor:
+        """Entropy ``(..., 1)``: exact where cheap, else ``-log pi(sample)`` (for logging only)."""
+
+
+class PolicyDistribution(abc.ABC):
+    """Turns an actor head's output into a :class:`Policy`.
+
+    Attributes:
+        action_dim: size of the action vector (number of choices for Discrete).
+        input_dimension: size of the head output one policy needs.
+        is_discrete: actions are one of ``action_dim`` choices.
+        actions_differentiable: :meth:`Policy.rsample` works (the policy gradient can be used).
+    """
+
+    is_discrete: bool = False
+    actions_differentiable: bool = True
+
+    def __init__(self, action_dim: int) -> None:
+        self.action_dim = int(action_dim)
+
+    @property
+    @abc.abstractmethod
+    def input_dimension(self) -> int:
+        """Size of the parameter vector of one policy."""
+
+    @abc.abstractmethod
+    def __call__(self, params: torch.Tensor) -> Policy:
+        """The policy for head outputs ``(..., input_dimension)``."""
+
+
+# --------------------------------------------------------------------------------------------------------
+# Discrete
+# --------------------------------------------------------------------------------------------------------
+
+
+class ClippedCategorical(Policy):
+    """Categorical whose probabilities are clipped to [low, high] and renormalised (AMAGO's ``Discrete``).
+
+    The renormalising sum is detached, as in AMAGO, so gradients flow through the clipped probabilities only.
+    """
+
+    def __init__(self, logits: torch.Tensor, clip_low: float, clip_high: float) -> None:
+        clipped = logits.softmax(-1).clamp(clip_low, clip_high)
+        self.probs = clipped / clipped.sum(-1, keepdim=True).detach()
+        self.log_probs = self.probs.log()
+
+    def sample(self) -> torch.Tensor:
+        """Indices ``(..., 1)``."""
+        return _gumbel_max(self.log_probs.detach())
+
+    def sample_one_hot(self) -> torch.Tensor:
+        """One-hot samples ``(..., A)`` without gradient."""
+        return F.one_hot(self.sample().squeeze(-1), self.probs.shape[-1]).to(self.probs.dtype)
+
+    def gumbel_rsample(self, temperature: float) -> torch.Tensor:
+        """Straight-through Gumbel-softmax: one-hot forward values, soft gradients (MultiTaskAgent)."""
+        return F.gumbel_softmax(self.log_probs, tau=temperature, hard=True)
+
+    def log_prob(self, action: torch.Tensor) -> torch.Tensor:
+        """Log-probability of the choice a buffer one-hot marks (its argmax, so soft inputs are safe too)."""
+        return self.log_probs.gather(-1, action.argmax(-1, keepdim=True))
+
+    def mode(self) -> torch.Tensor:
+        """Most likely index ``(..., 1)``."""
+        return self.probs.argmax(-1, keepdim=True)
+
+    def entropy_estimate(self) -> torch.Tensor:
+        """Exact entropy of the clipped distribution."""
+        return -(self.probs * self.log_probs).sum(-1, keepdim=True)
+
+
+class DiscreteDist(PolicyDistribution):
+    """Clipped categorical policy for Discrete action spaces."""
+
+    is_discrete = True
+
+    def __init__(self, action_dim: int, config: DiscreteDistConfig | None = None) -> None:
+        super().__init__(action_dim)
+        self.config = config or DiscreteDistConfig()
+
+    @property
+    def input_dimension(self) -> int:
+        """One logit per choice."""
+        return self.action_dim
+
+    def __call__(self, params: torch.Tensor) -> ClippedCategorical:
+        """A clipped categorical over the logits ``params``."""
+        return ClippedCategorical(params, self.config.clip_prob_low, self.config.clip_prob_high)
+
+    def soften_buffer_action(self, one_hot: torch.Tensor) -> torch.Tensor:
+        """Clips and renormalises buffer one-hots so they live on the same simplex as the policy's probabilities
+        (AMAGO feeds these to the discrete critic)."""
+        clipped = one_hot.clamp(self.config.clip_prob_low, self.config.clip_prob_high)
+        return clipped / clipped.sum(-1, keepdim=True)
+
+
+# --------------------------------------------------------------------------------------------------------
+# Continuous
+# --------------------------------------------------------------------------------------------------------
+
+
+def _tanh_log_det(action: torch.Tensor) -> torch.Tensor:
+    """log |d tanh(u) / du| at ``action = tanh(u)``, per dimension."""
+    return torch.log1p(-action.pow(2) + 1e-6)
+
+
+def _normal_log_prob(x: torch.Tensor, loc: torch.Tensor, std: torch.Tensor) -> torch.Tensor:
+    return -0.5 * ((x - loc) / std).pow(2) - std.log() - 0.5 * math.log(2 * math.pi)
+
+
+class TanhGaussian(Policy):
+    """``tanh(Normal(loc, std))`` per dimension."""
+
+    def __init__(self, loc: torch.Tensor, std: torch.Tensor) -> None:
+        self.loc, self.std = loc, std
+
+    def rsample(self) -> torch.Tensor:
+        """``tanh(loc + std · eps)``."""
+        return torch.tanh(self.loc + self.std * torch.randn_like(self.loc))
+
+    def sample(self) -> torch.Tensor:
+        """A sample without gradient."""
+        with torch.no_grad():
+            return self.rsample()
+
+    def log_prob(self, action: torch.Tensor) -> torch.Tensor:
+        """Summed over action dimensions; actions clamped to ±0.99 before atanh."""
+        clamped = action.clamp(-ACTION_CLAMP, ACTION_CLAMP)
+        pre_tanh = torch.atanh(clamped)
+        per_dim = _normal_log_prob(pre_tanh, self.loc, self.std) - _tanh_log_det(clamped)
+        return per_dim.sum(-1, keepdim=True)
+
+    def mode(self) -> torch.Tensor:
+        """``tanh(loc)``."""
+        return torch.tanh(self.loc)
+
+    def entropy_estimate(self) -> torch.Tensor:
+        """``-log pi(sample)``."""
+        return -self.log_prob(self.sample())
+
+
+class TanhGaussianDist(PolicyDistribution):
+    """Tanh-squashed diagonal Gaussian with a bounded standard deviation."""
+
+    def __init__(self, action_dim: int, config: TanhGaussianDistConfig | None = None) -> None:
+        super().__init__(action_dim)
+        self.config = config or TanhGaussianDistConfig()
+        self._log_low = math.log(self.config.std_low)
+        self._log_high = math.log(self.config.std_high)
+
+    @property
+    def input_dimension(self) -> int:
+        """Mean and raw std per dimension."""
+        return 2 * self.action_dim
+
+    def __call__(self, params: torch.Tensor) -> TanhGaussian:
+        """Splits ``params`` into mean and raw std; tanh maps the raw std into [log std_low, log std_high]."""
+        loc, raw_std = params.chunk(2, dim=-1)
+        log_std = self._log_low + 0.5 * (self._log_high - self._log_low) * (torch.tanh(raw_std) + 1.0)
+        return TanhGaussian(loc, log_std.exp())
+
+
+class TanhGMM(Policy):
+    """Mixture of diagonal Gaussians, squashed by tanh."""
+
+    def __init__(self, logits: torch.Tensor, loc: torch.Tensor, std: torch.Tensor) -> None:
+        # logits (..., M); loc and std (..., M, A)
+        self.logits, self.loc, self.std = logits, loc, std
+
+    def sample(self) -> torch.Tensor:
+        """Picks a component, then samples it (no gradient: mixtures are not reparameterised here)."""
+        with torch.no_grad():
+            component = _gumbel_max(self.logits.log_softmax(-1)).unsqueeze(-1)
+            index = component.expand(*self.logits.shape[:-1], 1, self.loc.shape[-1])
+            loc = self.loc.gather(-2, index).squeeze(-2)
+            std = self.std.gather(-2, index).squeeze(-2)
+            return torch.tanh(loc + std * torch.randn_like(loc))
+
+    def log_prob(self, action: torch.Tensor) -> torch.Tensor:
+        """Mixture log-density of the pre-tanh action, minus the tanh log-determinant."""
+        clamped = action.clamp(-ACTION_CLAMP, ACTION_CLAMP)
+        pre_tanh = torch.atanh(clamped).unsqueeze(-2)
+        per_component = _normal_log_prob(pre_tanh, self.loc, self.std).sum(-1)
+        mixed = torch.logsumexp(per_component + self.logits.log_softmax(-1), dim=-1, keepdim=True)
+        return mixed - _tanh_log_det(clamped).sum(-1, keepdim=True)
+
+    def mode(self) -> torch.Tensor:
+        """``tanh`` of the mean of the most likely component."""
+        component = self.logits.argmax(-1, keepdim=True).unsqueeze(-1)
+        index = component.expand(*self.logits.shape[:-1], 1, self.loc.shape[-1])
+        return torch.tanh(self.loc.gather(-2, index).squeeze(-2))
+
+    def entropy_estimate(self) -> torch.Tensor:
+        """``-log pi(sample)``."""
+        return -self.log_prob(self.sample())
+
+
+class GMMDist(PolicyDistribution):
+    """Tanh-squashed Gaussian mixture; expressive, but without reparameterised samples (no policy gradient)."""
+
+    actions_differentiable = False
+
+    def __init__(self, action_dim: int, config: GMMDistConfig | None = None) -> None:
+        super().__init__(action_dim)
+        self.config = config or GMMDistConfig()
+
+    @property
+    def input_dimension(self) -> int:
+        """Means and raw stds of every component, plus one logit per component."""
+        return 2 * self.config.modes * self.action_dim + self.config.modes
+
+    def __call__(self, params: torch.Tensor) -> TanhGMM:
+        """Splits ``params`` into component means, stds (softplus + std_low) and mixture logits."""
+        modes, dim = self.config.modes, self.action_dim
+        lead = params.shape[:-1]
+        loc = params[..., : modes * dim].reshape(*lead, modes, dim)
+        raw_std = params[..., modes * dim : 2 * modes * dim].reshape(*lead, modes, dim)
+        logits = params[..., 2 * modes * dim :]
+        return TanhGMM(logits, loc, F.softplus(raw_std) + self.config.std_low)
+
+
+class ShiftedBeta(Policy):
+    """``2 · Beta(alpha, beta) - 1`` per dimension."""
+
+    def __init__(self, alpha: torch.Tensor, beta: torch.Tensor) -> None:
+        self.dist = torch.distributions.Beta(alpha, beta, validate_args=False)
+
+    def rsample(self) -> torch.Tensor:
+        """Reparameterised sample in [-1, 1]."""
+        return 2.0 * self.dist.rsample() - 1.0
+
+    def sample(self) -> torch.Tensor:
+        """A sample without gradient."""
+        return 2.0 * self.dist.sample() - 1.0
+
+    def log_prob(self, action: torch.Tensor) -> torch.Tensor:
+        """Summed over dimensions; actions clamped to ±0.99 (the density is 0 or infinite at the edges)."""
+        unit = (action.clamp(-ACTION_CLAMP, ACTION_CLAMP) + 1.0) / 2.0
+        return (self.dist.log_prob(unit) - _LOG_2).sum(-1, keepdim=True)
+
+    def mode(self) -> torch.Tensor:
+        """The mean, mapped to [-1, 1] (as AMAGO's deterministic Beta action)."""
+        return 2.0 * self.dist.mean - 1.0
+
+    def entropy_estimate(self) -> torch.Tensor:
+        """Exact entropy of the shifted Beta."""
+        return (self.dist.entropy() + _LOG_2).sum(-1, keepdim=True)
+
+
+class BetaDist(PolicyDistribution):
+    """Beta policy on [-1, 1] with alpha, beta = softplus + 1.0001 (unimodal)."""
+
+    def __init__(self, action_dim: int, config: BetaDistConfig | None = None) -> None:
+        super().__init__(action_dim)
+        self.config = config or BetaDistConfig()
+
+    @property
+    def input_dimension(self) -> int:
+        """Raw alpha and beta per dimension."""
+        return 2 * self.action_dim
+
+    def __call__(self, params: torch.Tensor) -> ShiftedBeta:
+        """Splits ``params`` into alpha and beta (each softplus + 1.0001)."""
+        raw_alpha, raw_beta = params.chunk(2, dim=-1)
+        return ShiftedBeta(F.softplus(raw_alpha) + 1.0001, F.softplus(raw_beta) + 1.0001)
+
+
+# --------------------------------------------------------------------------------------------------------
+# MultiBinary
+# --------------------------------------------------------------------------------------------------------
+
+
+class IndependentBernoulli(Policy):
+    """One Bernoulli per action dimension."""
+
+    def __init__(self, logits: torch.Tensor) -> None:
+        self.logits = logits
+
+    def sample(self) -> torch.Tensor:
+        """0/1 floats ``(..., A)``."""
+        return torch.bernoulli(torch.sigmoid(self.logits.detach()))
+
+    def log_prob(self, action: torch.Tensor) -> torch.Tensor:
+        """Mean (not sum) over dimensions, as AMAGO, so the BC scale does not grow with the action size."""
+        target = (action > 0.5).to(self.logits.dtype)
+        per_dim = -F.binary_cross_entropy_with_logits(self.logits, target, reduction="none")
+        return per_dim.mean(-1, keepdim=True)
+
+    def mode(self) -> torch.Tensor:
+        """1 where the probability exceeds 0.5."""
+        return (self.logits > 0).to(self.logits.dtype)
+
+    def entropy_estimate(self) -> torch.Tensor:
+        """Exact entropy, mean over dimensions."""
+        p = torch.sigmoid(self.logits)
+        per_dim = F.binary_cross_entropy_with_logits(self.logits, p, reduction="none")
+        return per_dim.mean(-1, keepdim=True)
+
+
+class MultibinaryDist(PolicyDistribution):
+    """Independent Bernoullis for MultiBinary action spaces (not reparameterised: no policy gradient)."""
+
+    actions_differentiable = False
+
+    @property
+    def input_dimension(self) -> int:
+        """One logit per dimension."""
+        return self.action_dim
+
+    def __call__(self, params: torch.Tensor) -> IndependentBernoulli:
+        """Bernoullis with logits ``params``."""
+        return IndependentBernoulli(params)
+
+
+# --------------------------------------------------------------------------------------------------------
+# Choice by action space
+# --------------------------------------------------------------------------------------------------------
+
+
+def action_dim_of(action_space: spaces.Space) -> int:
+    """Size of the buffer action vector: choices for Discrete, dimensions for MultiBinary and Box.
+
+    Raises:
+        ValueError: the space is not Discrete, MultiBinary (1-d) or Box (1-d).
+    """
+    if isinstance(action_space, spaces.Discrete):
+        return int(action_space.n)
+    if isinstance(action_space, spaces.MultiBinary) and len(action_space.shape) == 1:
+        return int(action_space.shape[0])
+    if isinstance(action_space, spaces.Box) and len(action_space.shape) == 1:
+        return int(action_space.shape[0])
+    msg = (
+        f"agents support Discrete, 1-d MultiBinary and 1-d Box action spaces, got {action_space!r}; "
+        "flatten the action space with a gymnasium wrapper."
+    )
+    raise ValueError(msg)
+
+
+def make_policy_distribution(
+    action_space: spaces.Space, discrete: DiscreteDistConfig, continuous: ContinuousDistConfig
+) -> PolicyDistribution:
+    """The distribution for ``action_space``: ``discrete`` for Discrete, Bernoullis for MultiBinary, else
+    ``continuous``."""
+    action_dim = action_dim_of(action_space)
+    if isinstance(action_space, spaces.Discrete):
+        return DiscreteDist(action_dim, discrete)
+    if isinstance(action_space, spaces.MultiBinary):
+        return MultibinaryDist(action_dim)
+    if isinstance(continuous, TanhGaussianDistConfig):
+        return TanhGaussianDist(action_dim, continuous)
+    if isinstance(continuous, GMMDistConfig):
+        return GMMDist(action_dim, continuous)
+    return BetaDist(action_dim, continuous)

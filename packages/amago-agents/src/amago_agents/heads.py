@@ -1,0 +1,215 @@
+"""Actor and critic heads: small networks on the trajectory encoder's state embeddings.
+
+The critic ensemble runs all ``num_critics`` MLPs in one batched matmul per layer (weights ``(C, d_in,
+d_out)``), which is what makes the default four critics × seven gammas cheap on a CPU.
+"""
+
+from __future__ import annotations
+
+import math
+
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+from amago_agents.distributions import Policy, PolicyDistribution
+from amago_agents.specs import ActorHeadConfig, CriticHeadConfig
+from amago_nets.layers import MLP, activation_module, normalization, symlog
+
+
+class ResidualBlock(nn.Module):
+    """``x + norm(Linear(act(norm(Linear(x)))))`` (BRO-style)."""
+
+    def __init__(self, dim: int, d_hidden: int, activation: str, norm: str, dropout: float) -> None:
+        super().__init__()
+        self.net = nn.Sequential(
+            nn.Linear(dim, d_hidden),
+            normalization(norm, d_hidden),
+            activation_module(activation),
+            nn.Dropout(dropout),
+            nn.Linear(d_hidden, dim),
+            normalization(norm, dim),
+        )
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        """Adds the block's output to its input."""
+        return x + self.net(x)
+
+
+class ActorHead(nn.Module):
+    """Maps state embeddings ``(..., D)`` to one policy per discount factor, a :class:`Policy` over ``(..., G)``.
+
+    Args:
+        state_dim: size of the state embedding.
+        num_gammas: number of discount factors G (one policy each; the last one acts).
+        dist: the policy distribution (decides the output size).
+        config: ``plain`` MLP or ``residual`` blocks, widths, activation.
+    """
+
+    def __init__(
+        self, state_dim: int, num_gammas: int, dist: PolicyDistribution, config: ActorHeadConfig | None = None
+    ) -> None:
+        super().__init__()
+        config = config or ActorHeadConfig()
+        self.dist = dist
+        self.num_gammas = num_gammas
+        d_out = num_gammas * dist.input_dimension
+        if config.type == "plain":
+            self.net: nn.Module = MLP(
+                state_dim, config.d_hidden, config.n_layers, d_out, config.activation, "none", config.dropout
+            )
+        else:
+            self.net = nn.Sequential(
+                nn.Linear(state_dim, config.feature_dim),
+                activation_module(config.activation),
+                *(
+                    ResidualBlock(
+                        config.feature_dim,
+                        config.residual_ff_dim,
+                        config.activation,
+                        config.norm,
+                        config.dropout,
+                    )
+                    for _ in range(config.residual_blocks)
+                ),
+                nn.Linear(config.feature_dim, d_out),
+            )
+
+    def forward(self, state: torch.Tensor) -> Policy:
+        """The policies for ``state`` ``(..., D)``, batched over ``(..., G)``."""
+        params = self.net(state)
+        return self.dist(params.reshape(*state.shape[:-1], self.num_gammas, self.dist.input_dimension))
+
+
+class EnsembleLinear(nn.Module):
+    """``C`` independent linear layers applied in one batched matmul.
+
+    Args:
+        num_members: ensemble size C.
+        d_in: input size.
+        d_out: output size.
+        bias: learn a bias per member.
+    """
+
+    def __init__(self, num_members: int, d_in: int, d_out: int, bias: bool = True) -> None:
+        super().__init__()
+        bound = 1.0 / math.sqrt(d_in)  # nn.Linear's default initialisation, per member
+        self.weight = nn.Parameter(torch.empty(num_members, d_in, d_out).uniform_(-bound, bound))
+        self.bias = nn.Parameter(torch.empty(num_members, 1, d_out).uniform_(-bound, bound)) if bias else None
+
+    def forward_shared(self, x: torch.Tensor) -> torch.Tensor:
+        """Every member applied to the same input ``(N, d_in)``, as ``(C, N, d_out)`` (one batched matmul).
+
+        The input is broadcast with a stride-0 batch dimension (no copy); the output is contiguous per member,
+        which the following batched matmuls need (a single wide matmul would need a transpose copy instead).
+        """
+        members = self.weight.shape[0]
+        broadcast = x.unsqueeze(0).expand(members, *x.shape)
+        if self.bias is None:
+            return torch.bmm(broadcast, self.weight)
+        return torch.baddbmm(self.bias, broadcast, self.weight)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        """Member ``c`` applied to ``x[c]``: ``(C, N, d_in) -> (C, N, d_out)``."""
+        if self.bias is None:
+            return torch.bmm(x, self.weight)
+        return torch.baddbmm(self.bias, x, self.weight)
+
+
+def gamma_features(gammas: torch.Tensor) -> torch.Tensor:
+    """``symlog(1 / (1 - gamma))`` (the effective horizon, squashed): how critics tell the gammas apart."""
+    return symlog(1.0 / (1.0 - gammas.clamp(max=1.0 - 1e-6)))
+
+
+class CriticEnsemble(nn.Module):
+    """``C`` critics, each predicting every discount factor, evaluated together.
+
+    Two input layouts, as in AMAGO:
+
+    - ``action_input=False`` (discrete actions in ``agent``): the critic sees the state only and outputs a value
+      per (gamma, action); ``Q(s, p) = sum_a p_a Q(s, a)``, so passing policy probabilities gives V(s) exactly.
+    - ``action_input=True`` (continuous actions, and every action space in ``multitask``): the critic sees
+      ``[state, symlog(1/(1-gamma)), action]`` with the gammas folded into the batch. The state's share of the
+      first layer is computed once and broadcast over action samples and gammas.
+
+    Args:
+        state_dim: size of the state embedding D.
+        action_dim: size of the action vector A.
+        gammas: the discount factors (G).
+        num_critics: ensemble size C.
+        config: hidden layers, width, activation, dropout.
+        action_input: layout (see above).
+        out_dim: outputs per (critic, gamma, action sample): 1 for values, the bin count for two-hot critics.
+    """
+
+    def __init__(
+        self,
+        state_dim: int,
+        action_dim: int,
+        gammas: tuple[float, ...],
+        num_critics: int,
+        config: CriticHeadConfig | None = None,
+        *,
+        action_input: bool,
+        out_dim: int = 1,
+    ) -> None:
+        super().__init__()
+        config = config or CriticHeadConfig()
+        self.num_critics = num_critics
+        self.num_gammas = len(gammas)
+        self.action_dim = action_dim
+        self.action_input = action_input
+        self.out_dim = out_dim
+        self.register_buffer(
+            "gamma_features", gamma_features(torch.tensor(gammas, dtype=torch.float32))[:, None]
+        )
+        d = config.d_hidden
+        self.inp_state = EnsembleLinear(num_critics, state_dim, d)
+        # The (gamma feature, action) part of the first layer: no bias (inp_state has one).
+        self.inp_extra = EnsembleLinear(num_critics, 1 + action_dim, d, bias=False) if action_input else None
+        self.hidden = nn.ModuleList(EnsembleLinear(num_critics, d, d) for _ in range(config.n_layers - 1))
+        final = out_dim if action_input else self.num_gammas * action_dim * out_dim
+        self.out = EnsembleLinear(num_critics, d, final)
+        self.act = activation_module(config.activation)
+        self.leaky = isinstance(self.act, nn.LeakyReLU)
+        self.negative_slope = self.act.negative_slope if isinstance(self.act, nn.LeakyReLU) else 0.0
+        # Identity at p = 0: nn.Dropout in train mode still copies its input even when it drops nothing.
+        self.dropout = nn.Dropout(config.dropout) if config.dropout > 0 else nn.Identity()
+
+    def _activate(self, h: torch.Tensor) -> torch.Tensor:
+        # In place: a matmul's backward needs its inputs, never its output, so overwriting the pre-activation
+        # is safe and saves a (C, N, d_hidden) allocation per layer.
+        return self.dropout(F.leaky_relu(h, self.negative_slope, inplace=True) if self.leaky else self.act(h))
+
+    def _trunk(self, h: torch.Tensor) -> torch.Tensor:
+        h = self._activate(h)
+        for layer in self.hidden:
+            h = self._activate(layer(h))
+        return self.out(h)
+
+    def forward(self, state: torch.Tensor, actions: torch.Tensor) -> torch.Tensor:
+        """Critic outputs for ``state`` ``(B, T, D)`` and actions ``(K, B, T, G, A)`` (K samples per gamma).
+
+        Returns:
+            ``(K, B, T, C, G, out_dim)``.
+        """
+        batch, steps, _ = state.shape
+        samples = actions.shape[0]
+        flat_state = state.reshape(batch * steps, -1)
+        h_state = self.inp_state.forward_shared(flat_state)  # (C, B*T, d)
+        if not self.action_input:
+            values = self._trunk(h_state)  # (C, B*T, G*A*out)
+            values = values.reshape(
+                self.num_critics, batch, steps, self.num_gammas, self.action_dim, self.out_dim
+            )
+            # Dot the per-action values with the (one-hot or probability) action: an exact expectation.
+            return torch.einsum("cbtgao,kbtga->kbtcgo", values, actions)
+        extra = torch.cat(
+            (self.gamma_features.expand(samples, batch, steps, -1, -1), actions.clamp(-0.999, 0.999)), dim=-1
+        )  # (K, B, T, G, 1 + A)
+        h_extra = self.inp_extra.forward_shared(extra.reshape(-1, extra.shape[-1]))  # (C, K*B*T*G, d)
+        h_extra = h_extra.reshape(self.num_critics, samples, batch * steps, self.num_gammas, -1)
+        h = h_extra + h_state.reshape(self.num_critics, 1, batch * steps, 1, -1)
+        out = self._trunk(h.reshape(self.num_critics, -1, h.shape[-1]))  # (C, K*B*T*G, out)
+        out = out.reshape(self.num_critics, samples, batch, steps, self.num_gammas, self.out_dim)
+        return out.permute(1, 2, 3, 0, 4, 5)

@@ -1,0 +1,155 @@
+"""``MultiTaskAgent``: AMAGO-2's classification-critic learning update (entry point ``multitask``)."""
+
+from __future__ import annotations
+
+import warnings
+
+import torch
+import torch.nn.functional as F
+
+from amago_agents.base import BaseAgent
+from amago_agents.distributions import ClippedCategorical, Policy
+from amago_agents.heads import CriticEnsemble
+from amago_agents.returns import nstep_targets, reduce_ensemble
+from amago_agents.specs import MultiTaskAgentConfig
+from amago_agents.twohot import ValueBins
+from amago_core.data.batch import Batch
+
+
+class MultiTaskAgent(BaseAgent):
+    """Two-hot classification critics over symlog bins, trained with cross-entropy, and filtered behaviour
+    cloning (no policy gradient by default), so tasks whose returns differ by orders of magnitude share one
+    network without one task's scale drowning the others.
+
+    Discrete actions are treated like continuous ones: the critics take one-hot actions as input, V(s) is
+    estimated from policy samples, and the (optional) policy gradient uses straight-through Gumbel-softmax
+    samples. The behaviour-cloning log-prob of a Discrete buffer action is the log-probability of its index
+    (AMAGO passed a softened one-hot to a one-hot categorical's log-prob, which is not a valid action).
+
+    Built as ``MultiTaskAgent(config, *, obs_space, rl2_space, action_space, max_seq_len, tstep_encoder,
+    traj_encoder)``; see :class:`amago_agents.base.BaseAgent`.
+    """
+
+    config: MultiTaskAgentConfig
+
+    def __init__(self, config: MultiTaskAgentConfig, **context: object) -> None:
+        super().__init__(config, **context)  # type: ignore[arg-type]
+        if config.min_return is None or config.max_return is None:
+            warnings.warn(
+                "multitask: min_return/max_return unset, so the value bins span ±100,000 (reward-multiplied) and "
+                "are coarse; set them to the range of returns × reward_multiplier of your tasks.",
+                stacklevel=2,
+            )
+        low, high = config.return_range
+        self.bins = ValueBins(
+            low,
+            high,
+            config.output_bins,
+            use_symlog=config.use_symlog,
+            label_type=config.label_type,
+            hlgauss_sigma=config.hlgauss_sigma,
+        )
+
+    def build_critics(self) -> CriticEnsemble:
+        """Every action space feeds the action to the critic, which outputs ``output_bins`` logits."""
+        return CriticEnsemble(
+            self.state_dim,
+            self.action_dim,
+            self.gammas,
+            self.config.num_critics,
+            self.config.critic,
+            action_input=True,
+            out_dim=self.config.output_bins,
+        )
+
+    def policy_actions(self, policy: Policy, samples: int, reparameterised: bool) -> torch.Tensor:
+        """``(K, B, T, G, A)`` sampled actions (one-hot for Discrete; Gumbel straight-through when
+        ``reparameterised``)."""
+        if isinstance(policy, ClippedCategorical):
+            if reparameterised:
+                temperature = self.config.gumbel_temperature
+                return torch.stack([policy.gumbel_rsample(temperature) for _ in range(samples)])
+            return torch.stack([policy.sample_one_hot() for _ in range(samples)])
+        draw = policy.rsample if reparameterised else policy.sample
+        return torch.stack([draw() for _ in range(samples)])
+
+    def values(self, logits: torch.Tensor) -> torch.Tensor:
+        """Scalar values ``(..., 1)`` (raw, reward-multiplied) of critic logits ``(..., bins)``."""
+        return self.bins.logits_to_values(logits).unsqueeze(-1)
+
+    def buffer_actions(self, batch: Batch) -> torch.Tensor:
+        """As :meth:`BaseAgent.buffer_actions`, with Discrete actions made exact one-hots (critic inputs)."""
+        actions = super().buffer_actions(batch)
+        if self.discrete:
+            return F.one_hot(actions.argmax(-1), self.action_dim).to(actions.dtype)
+        return actions
+
+    def loss_terms(
+        self, batch: Batch, states: torch.Tensor, valid: torch.Tensor, metrics: dict[str, float] | None
+    ) -> tuple[torch.Tensor, torch.Tensor | None]:
+        """Actor loss ``(B, T, G, 1)`` and cross-entropy critic loss ``(B, T, C, G, 1)``."""
+        cfg = self.config
+        now, after = states[:, :-1], states[:, 1:].detach()
+        batch_size, steps = now.shape[:2]
+        num_gammas = len(self.gammas)
+        per_gamma_actions = (
+            self.buffer_actions(batch).unsqueeze(-2).expand(batch_size, steps, num_gammas, self.action_dim)
+        )
+        policy = self.actor(now)
+        actor_loss = torch.zeros(batch_size, steps, num_gammas, 1, device=states.device)
+        critic_loss = None
+        logits_buffer = None
+        use_filter = cfg.offline_coeff > 0 and not cfg.fake_filter
+        if not (cfg.fake_filter and cfg.online_coeff == 0):
+            logits_buffer = self.critics(now, per_gamma_actions.unsqueeze(0))[0]  # (B, T, C, G, bins)
+            with torch.no_grad():
+                next_actor = self.target_actor if cfg.use_target_actor else self.actor
+                next_actions = self.policy_actions(
+                    next_actor(after), cfg.num_actions_for_value_in_critic_loss, reparameterised=False
+                )
+                # Targets stay in raw (reward-multiplied) units: the bins, not PopArt, absorb the scale.
+                next_q = self.values(self.target_critics(after, next_actions)).mean(0)  # (B, T, C, G, 1)
+                next_q = reduce_ensemble(next_q, cfg.num_critics_td, use_min=cfg.online_coeff > 0)
+                rewards = batch.rews.float() * cfg.reward_multiplier
+                targets = nstep_targets(rewards, batch.dones, next_q, self.gamma_values, cfg.n_step, valid)
+                self.popart.update_stats(targets, valid[..., None, None])  # for the policy gradient and logs
+                labels = self.bins.to_labels(targets.squeeze(-1))  # (B, T, G, bins)
+            log_probs = logits_buffer.log_softmax(-1)
+            critic_loss = -(labels.unsqueeze(2) * log_probs).sum(-1, keepdim=True)
+            if metrics is not None:
+                self.add_target_metrics(batch, targets, valid, metrics)
+                raw = self.values(logits_buffer.detach())
+                self.add_value_metrics(raw, self.popart.normalize_values(raw), valid, metrics)
+                self._add_bin_metrics(logits_buffer.detach(), valid, metrics)
+
+        if cfg.offline_coeff > 0:
+            log_prob = policy.log_prob(per_gamma_actions)  # (B, T, G, 1)
+            if use_filter:
+                with torch.no_grad():
+                    sampled = self.policy_actions(policy, cfg.num_actions_for_value_in_actor_loss, False)
+                    state_value = self.values(self.critics(now.detach(), sampled)).mean(dim=(0, 3))
+                    # Raw return units (reward-multiplied), unlike Agent's normalised ones.
+                    advantage = self.values(logits_buffer.detach()).mean(2) - state_value
+                    weights = self.fbc_filter(advantage)
+                if metrics is not None:
+                    self.add_filter_metrics(log_prob.detach(), weights, advantage, valid, metrics)
+            else:
+                weights = torch.ones_like(log_prob)
+            actor_loss = actor_loss - cfg.offline_coeff * weights * log_prob
+        if cfg.online_coeff > 0:
+            sampled = self.policy_actions(
+                policy, cfg.num_actions_for_value_in_actor_loss, reparameterised=True
+            )
+            q_policy = self.values(self.maximized_critics(now.detach(), sampled)).mean(0)  # (B, T, C, G, 1)
+            actor_loss = actor_loss - cfg.online_coeff * self.popart.normalize_values(q_policy.amin(2))
+        if metrics is not None:
+            self.add_policy_metrics(policy, valid, metrics)
+        return actor_loss, critic_loss
+
+    def _add_bin_metrics(self, logits: torch.Tensor, valid: torch.Tensor, metrics: dict[str, float]) -> None:
+        """Mean index of the most likely bin (AMAGO logs histograms; a JSONL log takes scalars)."""
+        if not valid.any():
+            return
+        top = logits.argmax(-1)[valid].float()  # (N, C, G)
+        metrics["Maximum Bin (All Gammas)"] = float(top.mean())
+        metrics["Maximum Bin (Target Gamma)"] = float(top[..., -1].mean())

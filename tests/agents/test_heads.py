@@ -1,0 +1,85 @@
+"""Heads: the batched critic ensemble equals independent critics; discrete critics take exact expectations."""
+
+from __future__ import annotations
+
+import torch
+
+from amago_agents.distributions import DiscreteDist, TanhGaussianDist
+from amago_agents.heads import ActorHead, CriticEnsemble, EnsembleLinear, gamma_features
+from amago_agents.specs import ActorHeadConfig, CriticHeadConfig
+
+GAMMAS = (0.9, 0.99, 0.999)
+
+
+def member_forward(critics: CriticEnsemble, member: int, x: torch.Tensor) -> torch.Tensor:
+    """Critic ``member`` as a plain MLP over its concatenated input, one member at a time."""
+    weight = critics.inp_state.weight[member]
+    bias = critics.inp_state.bias[member, 0]
+    if critics.inp_extra is not None:
+        weight = torch.cat((weight, critics.inp_extra.weight[member]), 0)
+    h = torch.nn.functional.leaky_relu(x @ weight + bias)
+    for layer in critics.hidden:
+        h = torch.nn.functional.leaky_relu(h @ layer.weight[member] + layer.bias[member, 0])
+    return h @ critics.out.weight[member] + critics.out.bias[member, 0]
+
+
+def test_ensemble_linear_matches_members() -> None:
+    torch.manual_seed(0)
+    layer = EnsembleLinear(3, 5, 4)
+    x = torch.randn(7, 5)
+    shared = layer.forward_shared(x)
+    stacked = layer(x.expand(3, 7, 5).contiguous())
+    for c in range(3):
+        expected = x @ layer.weight[c] + layer.bias[c]
+        torch.testing.assert_close(shared[c], expected)
+        torch.testing.assert_close(stacked[c], expected)
+
+
+def test_continuous_critics_fold_gammas_and_samples() -> None:
+    torch.manual_seed(0)
+    critics = CriticEnsemble(6, 2, GAMMAS, 4, CriticHeadConfig(d_hidden=8, n_layers=2), action_input=True)
+    state = torch.randn(2, 3, 6)
+    actions = torch.rand(5, 2, 3, len(GAMMAS), 2) * 2 - 1
+    out = critics(state, actions)
+    assert out.shape == (5, 2, 3, 4, len(GAMMAS), 1)
+    features = gamma_features(torch.tensor(GAMMAS))
+    for k, b, t, c, g in [(0, 0, 0, 0, 0), (4, 1, 2, 3, 2), (2, 0, 1, 1, 1)]:
+        x = torch.cat((state[b, t], features[g : g + 1], actions[k, b, t, g].clamp(-0.999, 0.999)))
+        torch.testing.assert_close(out[k, b, t, c, g], member_forward(critics, c, x), atol=1e-5, rtol=1e-5)
+
+
+def test_discrete_critics_take_exact_expectations() -> None:
+    torch.manual_seed(0)
+    critics = CriticEnsemble(6, 4, GAMMAS, 2, CriticHeadConfig(d_hidden=8), action_input=False)
+    state = torch.randn(2, 3, 6)
+    probs = torch.softmax(torch.randn(1, 2, 3, len(GAMMAS), 4), -1)
+    out = critics(state, probs)
+    assert out.shape == (1, 2, 3, 2, len(GAMMAS), 1)
+    per_action = torch.stack(
+        [
+            critics(state, torch.nn.functional.one_hot(torch.full((1, 2, 3, len(GAMMAS)), a), 4).float())
+            for a in range(4)
+        ],
+        -1,
+    )[..., 0, :]  # (1, B, T, C, G, A)
+    expected = (per_action * probs.unsqueeze(3)).sum(-1, keepdim=True)
+    torch.testing.assert_close(out, expected)
+    values = member_forward(critics, 1, state[0, 0]).reshape(len(GAMMAS), 4)
+    torch.testing.assert_close(out[0, 0, 0, 1, :, 0], (values * probs[0, 0, 0]).sum(-1), atol=1e-5, rtol=1e-5)
+
+
+def test_two_hot_critics_output_bins() -> None:
+    critics = CriticEnsemble(6, 3, GAMMAS, 2, CriticHeadConfig(d_hidden=8), action_input=True, out_dim=11)
+    out = critics(torch.randn(2, 4, 6), torch.rand(3, 2, 4, len(GAMMAS), 3))
+    assert out.shape == (3, 2, 4, 2, len(GAMMAS), 11)
+
+
+def test_actor_heads_give_one_policy_per_gamma() -> None:
+    for config in (
+        ActorHeadConfig(d_hidden=8),
+        ActorHeadConfig(type="residual", feature_dim=8, residual_ff_dim=16),
+    ):
+        discrete = ActorHead(6, len(GAMMAS), DiscreteDist(4), config)(torch.randn(2, 5, 6))
+        assert discrete.probs.shape == (2, 5, len(GAMMAS), 4)
+        continuous = ActorHead(6, len(GAMMAS), TanhGaussianDist(2), config)(torch.randn(2, 5, 6))
+        assert continuous.rsample().shape == (2, 5, len(GAMMAS), 2)
