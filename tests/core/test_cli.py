@@ -103,7 +103,8 @@ def test_plugins_json_groups_components_by_distribution(demo_plugin):
     rows = {row["distribution"]: row for row in json.loads(result.stdout)["distributions"]}
     assert rows["amago-plugin-demo"]["version"] == "0.3.0"
     assert rows["amago-plugin-demo"]["components"] == ["traj-encoders:demo"]
-    assert rows["amago-core"]["hooks"] == ["jsonl"]
+    assert rows["amago-core"]["hooks"] == ["jsonl", "wandb"]
+    assert rows["amago"]["hooks"] == ["default_job"]
 
 
 def test_config_show_applies_overrides_and_files(tmp_path, demo_plugin):

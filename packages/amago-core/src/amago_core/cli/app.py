@@ -6,7 +6,7 @@ from typing import Annotated
 
 import typer
 
-from amago_core.cli import config_cmd, doctor, listing
+from amago_core.cli import config_cmd, doctor, listing, run_cmd
 
 app = typer.Typer(
     name="amago",
@@ -56,6 +56,11 @@ def plugins_command(as_json: JsonOption = False) -> None:
 def doctor_command(as_json: JsonOption = False) -> None:
     """Load every plugin, probe optional requirements and import hygiene; exit 1 when something is broken."""
     doctor.run_doctor(as_json)
+
+
+app.command("run")(run_cmd.run_command)
+app.command("eval")(run_cmd.eval_command)
+app.command("plot")(run_cmd.plot_command)
 
 
 def _add_plugin_commands() -> None:

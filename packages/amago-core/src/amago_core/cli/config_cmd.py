@@ -40,7 +40,9 @@ def schema_command(
         sys.stderr.write(f"wrote {output}\n")
 
 
-def load_or_fail(files: list[Path] | None, overrides: list[str] | None, flags: dict | None = None):
+def load_or_fail(
+    files: list[Path] | None, overrides: list[str] | None, flags: dict | None = None, base: dict | None = None
+):
     """Loads the config from all sources, or exits 2 with one line per problem."""
     from pydantic import ValidationError
 
@@ -48,7 +50,7 @@ def load_or_fail(files: list[Path] | None, overrides: list[str] | None, flags: d
     from amago_core.config.sources import ConfigSourceError, load_config
 
     try:
-        return load_config(files or (), flags=flags, overrides=overrides or ())
+        return load_config(files or (), flags=flags, overrides=overrides or (), base=base)
     except ConfigSourceError as exc:
         fail(str(exc))
     except ValidationError as exc:

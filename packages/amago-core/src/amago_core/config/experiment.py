@@ -50,6 +50,8 @@ class RunSection(StrictModel):
     """Seed for python, numpy and torch. None: a fresh random seed (recorded in the resolved config)."""
     mode: Literal["both", "collect", "learn"] = "both"
     """`both` collects and learns; `collect` only acts and writes the buffer; `learn` only trains from it."""
+    torch_threads: int | None = Field(None, gt=0)
+    """CPU threads for torch per process. None: half the cores per process (1 on a 2-core machine)."""
 
 
 class RolloutSection(StrictModel):
@@ -72,8 +74,8 @@ class RolloutSection(StrictModel):
 class ReplaySection(StrictModel):
     """The disk replay buffer and how training windows are sampled from it."""
 
-    dset_root: Path = Path("buffers")
-    """Buffers live at `{dset_root}/{dset_name}/buffer/{fifo,protected}`."""
+    dset_root: Path | None = None
+    """Buffers live at `{dset_root}/{dset_name}/buffer/{fifo,protected}`. None: run.ckpt_base_dir (the buffer sits in the run folder)."""
     dset_name: str | None = None
     """Buffer name. None: the run name."""
     dset_max_size: int = Field(15_000, gt=0)
@@ -151,6 +153,8 @@ class LoggingSection(StrictModel):
     """Progress bars and the run summary."""
     log_interval: int = Field(300, gt=0)
     """Log training metrics every N gradient steps."""
+    plot: bool = True
+    """Draw learning curves into `plots/` at the end of the run."""
 
 
 class DistributedSection(StrictModel):

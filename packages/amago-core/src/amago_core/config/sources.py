@@ -181,9 +181,13 @@ def merge_sources(
     flags: Mapping[str, Any] | None = None,
     overrides: Iterable[str] = (),
     environ: Mapping[str, str] | None = None,
+    base: Mapping[str, Any] | None = None,
 ) -> dict[str, Any]:
-    """The raw merged dict of every source, lowest precedence first (see the module docstring)."""
-    merged = config_from_environ(environ)
+    """The raw merged dict of every source, lowest precedence first (see the module docstring).
+
+    ``base`` sits just above the built-in defaults (below the environment): a job's own defaults.
+    """
+    merged = deep_merge(dict(base or {}), config_from_environ(environ))
     for file in files:
         merged = deep_merge(merged, read_config_file(file))
     if flags:
@@ -207,6 +211,7 @@ def load_config(
     flags: Mapping[str, Any] | None = None,
     overrides: Iterable[str] = (),
     environ: Mapping[str, str] | None = None,
+    base: Mapping[str, Any] | None = None,
 ) -> ExperimentConfig:
     """Merges every source and validates the result.
 
@@ -215,9 +220,10 @@ def load_config(
         flags: CLI flags already mapped to config keys (``{"traj_encoder": "mamba"}``); None values are unset.
         overrides: ``-o`` items, ``section.field=value``.
         environ: the environment to read ``AMAGO_*`` from (default: ``os.environ``).
+        base: defaults of a job, above the built-in defaults and below everything else.
 
     Raises:
         ConfigSourceError: a source cannot be read.
         pydantic.ValidationError: the merged config is invalid (located at the bad field).
     """
-    return ExperimentConfig.model_validate(merge_sources(files, flags, overrides, environ))
+    return ExperimentConfig.model_validate(merge_sources(files, flags, overrides, environ, base))

@@ -67,6 +67,13 @@ class AmagoHookSpecs:
     def amago_on_checkpoint(self, experiment: Any, epoch: int, path: Path) -> None:
         """Called after a checkpoint is written to ``path``."""
 
+    @hookspec(firstresult=True)
+    def amago_default_job(self) -> dict[str, Any] | None:
+        """The config `amago run` uses when no env is given anywhere (the first plugin to answer wins).
+
+        The ``amago`` meta-package answers with its embedded main job; amago-core names no component itself.
+        """
+
     @hookspec
     def amago_cli_commands(self, app: Any) -> None:
         """Adds commands to the ``amago`` Typer app (``app.command()(my_function)``)."""

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import difflib
 import enum
 import threading
 from collections.abc import Mapping
@@ -300,6 +301,10 @@ class Registries:
     def env_suites(self) -> Registry:
         return self._by_key["env"]
 
+    @staticmethod
+    def _env_id_guess(typed: str, suites: list[str]) -> str:
+        return _guess_env_id(typed, suites)
+
     def resolve_env_id(self, env_id: str) -> tuple[str, str | None]:
         """Splits an env id into (suite name, task): the suite is the longest registered prefix.
 
@@ -320,12 +325,26 @@ class Registries:
         if best is None:
             suites = [s.replace("_", "-") for s in self.env_suites.names()]
             msg = (
-                f"unknown env {env_id!r}: no installed env suite matches.{did_you_mean(folded, suites)} "
+                f"unknown env {env_id!r}: no installed env suite matches.{self._env_id_guess(typed, suites)} "
                 f"Suites: {', '.join(suites) or '(none)'}. See `amago list envs`."
             )
             raise UnknownComponentError(msg)
         task = typed[len(best) + 1 :] or None
         return best, task
+
+
+def _guess_env_id(typed: str, suites: list[str]) -> str:
+    """' Did you mean 'tmaze-passive'?' for 'tmazee-passive': the suite part is compared, the task kept."""
+    tokens = typed.replace("_", "-").split("-")
+    best: tuple[float, str] | None = None
+    for suite in suites:
+        width = suite.count("-") + 1
+        typed_suite = "-".join(tokens[:width]).lower()
+        score = difflib.SequenceMatcher(None, typed_suite, suite).ratio()
+        if score >= 0.6 and (best is None or score > best[0]):
+            rest = "-".join(tokens[width:])
+            best = (score, f"{suite}-{rest}" if rest else suite)
+    return f" Did you mean {best[1]!r}?" if best else ""
 
 
 _default: Registries | None = None

@@ -1,0 +1,60 @@
+"""``RunLogger``: sends metrics records to every log backend the hooks contribute (JSONL always, wandb when asked)."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from amago_core.hooks.manager import hook_manager
+from amago_core.hooks.specs import LogBackend
+
+
+def _scalar(value: Any) -> Any:
+    """Plain python scalars for the backends; tensors and arrays with one element become floats."""
+    if hasattr(value, "numel") and callable(value.numel):  # torch tensors, without importing torch here
+        return float(value.detach().cpu().item()) if value.numel() == 1 else None
+    if hasattr(value, "item") and getattr(value, "size", 2) == 1:
+        return value.item()
+    return value
+
+
+class RunLogger:
+    """One per run. Only the main process logs; the others hold a logger with no backends.
+
+    Args:
+        run_dir: the run's folder.
+        config: the resolved config as a JSON-safe dict (backends may record it).
+        enabled: False on non-main processes.
+    """
+
+    def __init__(self, run_dir: Path, config: dict[str, Any], *, enabled: bool = True):
+        self.backends: list[LogBackend] = []
+        if enabled:
+            manager = hook_manager()
+            manager.check()
+            for contributed in manager.hook.amago_log_backends(run_dir=Path(run_dir), config=config):
+                if contributed is None:
+                    continue
+                self.backends.extend(contributed if isinstance(contributed, list | tuple) else [contributed])
+        self._step = 0
+
+    def log(self, metrics: Mapping[str, Any], section: str, x_axes: Mapping[str, Any]) -> dict[str, Any]:
+        """Logs ``{section}/{key}`` for every metric, plus the x-axes, as one record; returns the record."""
+        record: dict[str, Any] = {}
+        for key, value in metrics.items():
+            scalar = _scalar(value)
+            if scalar is None or (isinstance(scalar, float) and math.isnan(scalar) and key.startswith("_")):
+                continue
+            record[f"{section}/{key}"] = scalar
+        record.update(x_axes)
+        self._step += 1
+        for backend in self.backends:
+            backend.log(record, step=self._step)
+        return record
+
+    def close(self) -> None:
+        for backend in self.backends:
+            backend.close()
+        self.backends = []

@@ -1,0 +1,36 @@
+"""Shared settings for experiment tests: a tiny T-Maze job that runs in seconds."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+TINY_JOB: dict[str, Any] = {
+    "env": {"id": "tmaze-passive", "corridor_length": 3},
+    "tstep_encoder": {"kind": "ff", "n_layers": 1, "d_hidden": 32, "d_output": 32, "normalize_inputs": False},
+    "traj_encoder": {"kind": "transformer", "d_model": 32, "n_heads": 2, "d_ff": 64, "n_layers": 1},
+    "agent": {"kind": "agent", "reward_multiplier": 100.0, "gamma": 0.9999},
+    "exploration": {"kind": "egreedy", "eps_start": 1.0, "eps_end": 0.01, "steps_anneal": 400},
+    "run": {"max_seq_len": 4, "seed": 3},
+    "replay": {"traj_save_len": 4},
+    "rollout": {"parallel_actors": 4, "sample_actions_val": False},
+    "schedule": {
+        "epochs": 3,
+        "train_timesteps_per_epoch": 8,
+        "train_batches_per_epoch": 4,
+        "val_interval": 1,
+        "val_timesteps_per_epoch": 8,
+        "ckpt_interval": 1,
+    },
+    "optim": {"batch_size": 8, "lr_warmup_steps": 10},
+    "logging": {"verbose": False, "plot": True},
+}
+
+
+@pytest.fixture
+def tiny_job(tmp_path) -> dict[str, Any]:
+    """The tiny job with its run folder under tmp_path."""
+    job = {key: dict(value) if isinstance(value, dict) else value for key, value in TINY_JOB.items()}
+    job["run"] = {**TINY_JOB["run"], "ckpt_base_dir": str(tmp_path / "runs"), "name": "tiny"}
+    return job

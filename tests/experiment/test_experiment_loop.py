@@ -1,0 +1,154 @@
+"""The experiment loop end to end on a tiny T-Maze: files on disk, checkpoints, resume, eval, plot."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+import torch
+from typer.testing import CliRunner
+
+from amago_core.cli.app import app
+from amago_core.config.sources import load_config
+from amago_core.experiment.builder import build_experiment
+from amago_core.experiment.checkpoints import load_policy_weights
+
+runner = CliRunner()
+
+
+def _experiment(job, **overrides):
+    experiment = build_experiment(load_config(base=job, environ={}), **overrides)
+    experiment.start()
+    return experiment
+
+
+def test_run_writes_amagos_layout_and_metrics(tiny_job, tmp_path):
+    experiment = _experiment(tiny_job)
+    try:
+        experiment.learn()
+    finally:
+        experiment.close()
+    root = tmp_path / "runs" / "tiny"
+    resolved = json.loads((root / "config.resolved.json").read_text())
+    assert resolved["traj_encoder"]["kind"] == "transformer"
+    assert resolved["_provenance"]["components"]["traj_encoder"] == "amago-nets==0.1.0"
+    assert "command" in resolved["_provenance"]
+    assert (root / "ckpts" / "latest" / "policy.safetensors").is_file()
+    for epoch in range(3):
+        assert (root / "ckpts" / "policy_weights" / f"policy_epoch_{epoch}.safetensors").is_file()
+        assert (root / "ckpts" / "training_states" / f"tiny_epoch_{epoch}" / "progress.json").is_file()
+    assert list((root / "buffer" / "fifo").glob("TMaze-Passive-H3_*.npz"))
+    records = [json.loads(line) for line in (root / "metrics.jsonl").read_text().splitlines()]
+    for record in records:
+        assert {"total_frames", "Epoch", "gradient_steps"} <= set(record)
+    val = [r for r in records if "val/Average Total Return (Across All Env Names)" in r]
+    assert len(val) == 3
+    train = [r for r in records if "train/Critic Loss" in r]
+    assert train
+    assert train[-1]["gradient_steps"] > 0
+    assert any("total_frames-TMaze-Passive-H3" in r for r in records)
+    assert max(r["total_frames"] for r in records) == 3 * 8 * 4  # epochs x steps x actors
+
+
+def test_latest_weights_round_trip_exactly(tiny_job):
+    experiment = _experiment(tiny_job, epochs=1)
+    try:
+        experiment.learn()
+        saved = {k: v.clone() for k, v in experiment.policy.state_dict().items()}
+        with torch.no_grad():
+            for p in experiment.policy.parameters():
+                p.add_(1.0)
+        load_policy_weights(experiment.policy, experiment.paths.latest_policy)
+        for key, value in experiment.policy.state_dict().items():
+            assert torch.equal(value, saved[key]), key
+    finally:
+        experiment.close()
+
+
+def test_resume_continues_after_the_newest_checkpoint(tiny_job):
+    first = _experiment(tiny_job, epochs=2)
+    try:
+        first.learn()
+        steps_after_two = first.grad_update_counter
+        frames_after_two = first.total_frames
+    finally:
+        first.close()
+    second = _experiment(tiny_job, epochs=3)
+    try:
+        assert second.resume_latest() == 1
+        assert second.epoch == 2
+        assert second.grad_update_counter == steps_after_two
+        assert second.total_frames == frames_after_two
+        second.learn()
+        assert second.paths.saved_epochs() == [0, 1, 2]
+        assert second.grad_update_counter > steps_after_two
+    finally:
+        second.close()
+
+
+def test_cli_dry_run_prints_the_resolved_config(tmp_path):
+    result = runner.invoke(
+        app, ["run", "--env", "tmaze-active", "--traj-encoder", "gru", "--dry-run", "--seed", "5"]
+    )
+    assert result.exit_code == 0, result.output
+    config = json.loads(result.stdout)
+    assert config["env"]["task"] == "active"
+    assert config["traj_encoder"]["kind"] == "rnn"
+    assert config["run"]["seed"] == 5
+    assert config["agent"]["kind"] == "agent"  # defaults resolved to real configs
+
+
+def test_cli_run_without_env_uses_the_embedded_main_job():
+    result = runner.invoke(app, ["run", "--dry-run"])
+    assert result.exit_code == 0, result.output
+    config = json.loads(result.stdout)
+    assert config["env"]["kind"] == "tmaze"
+    assert config["run"]["max_seq_len"] == config["replay"]["traj_save_len"]
+
+
+def test_cli_run_unknown_env_exits_2_with_one_line():
+    result = runner.invoke(app, ["run", "--env", "tmazee-passive", "--dry-run"])
+    assert result.exit_code == 2
+    assert result.stderr.count("\n") == 1
+    assert "Did you mean 'tmaze-passive'?" in result.stderr
+
+
+def test_cli_run_eval_and_plot_on_a_tiny_job(tiny_job, tmp_path):
+    config_file = tmp_path / "tiny.json"
+    config_file.write_text(json.dumps(tiny_job))
+    result = runner.invoke(app, ["run", "-c", str(config_file), "-o", "schedule.epochs=2", "--quiet"])
+    assert result.exit_code == 0, result.output
+    summary = json.loads(result.stdout)
+    run_dir = tmp_path / "runs" / "tiny"
+    assert summary["run_dir"] == str(run_dir)
+    assert summary["final_test"]["Average Total Return (Across All Env Names)"] <= 1.0
+    assert {p.split("/")[-1] for p in summary["plots"]} >= {"returns.png"}
+
+    evaluated = runner.invoke(app, ["eval", str(run_dir), "--episodes", "4"])
+    assert evaluated.exit_code == 0, evaluated.output
+    metrics = json.loads(evaluated.stdout)
+    assert "Average Total Return in TMaze-Passive-H3" in metrics
+
+    plotted = runner.invoke(app, ["plot", str(run_dir)])
+    assert plotted.exit_code == 0
+    assert "returns.png" in plotted.stdout
+
+
+def test_cli_eval_names_a_folder_that_is_not_a_run(tmp_path):
+    result = runner.invoke(app, ["eval", str(tmp_path)])
+    assert result.exit_code == 2
+    assert "has no config.resolved.json" in result.stderr
+
+
+@pytest.mark.parametrize("mode", ["collect", "learn"])
+def test_async_modes_switch_the_schedule(tiny_job, mode):
+    tiny_job["run"]["mode"] = mode
+    experiment = build_experiment(load_config(base=tiny_job, environ={}))
+    if mode == "collect":
+        assert experiment.train_batches_per_epoch == 0
+        assert experiment.always_load_latest
+        assert not experiment.has_dset_edit_rights
+    else:
+        assert experiment.train_timesteps_per_epoch == 0
+        assert experiment.always_save_latest
+        assert experiment.val_timesteps_per_epoch == 0
