@@ -15,6 +15,8 @@ from typing import Any
 import torch
 import torch.nn.functional as F
 
+from amago_nets.row_groups import RowGroup, plan_row_groups
+
 BACKENDS = ("sdpa", "flash", "flex")
 
 
@@ -104,15 +106,23 @@ def attend_window(
 
 
 def attend_cached(
-    q: torch.Tensor, key_cache: torch.Tensor, value_cache: torch.Tensor, valid: torch.Tensor, *, backend: str
+    q: torch.Tensor,
+    key_cache: torch.Tensor,
+    value_cache: torch.Tensor,
+    valid: torch.Tensor,
+    *,
+    backend: str,
+    groups: tuple[RowGroup, ...] | None = None,
 ) -> torch.Tensor:
     """One query per row attending to the first ``valid[b]`` slots of its cache.
 
     Args:
         q: (B, 1, H, d) query of the new step.
-        key_cache, value_cache: (B, context, H, d), the new step already written.
+        key_cache, value_cache: (B, context, H, d) of any strides, the new step already written.
         valid: (B,) number of valid slots per row (at least 1).
-        backend: ``flash`` uses ``flash_attn_with_kvcache``; ``sdpa`` and ``flex`` use masked sdpa.
+        backend: ``flash`` uses ``flash_attn_with_kvcache``; ``sdpa`` and ``flex`` use sdpa per row group.
+        groups: contiguous runs of rows (:func:`~amago_nets.row_groups.plan_row_groups` of ``valid``); pass
+            one plan to every layer of a step to build it once. Built here when None.
 
     Returns:
         (B, 1, H, d).
@@ -120,16 +130,28 @@ def attend_cached(
     if backend == "flash":
         from flash_attn import flash_attn_with_kvcache
 
+        # The kernel already stops at each row's own length, so no grouping is needed.
         out = flash_attn_with_kvcache(
             q.to(key_cache.dtype), key_cache, value_cache, cache_seqlens=valid.to(torch.int32), causal=True
         )
         return out.to(q.dtype)
-    # Only the slots some row uses are read, so a step costs what the longest row needs, not the full context.
-    used = int(valid.max())
-    keys = key_cache[:, :used].to(q.dtype).transpose(1, 2)
-    values = value_cache[:, :used].to(q.dtype).transpose(1, 2)
-    mask = torch.arange(used, device=q.device)[None, :] < valid[:, None]  # (B, used)
-    out = F.scaled_dot_product_attention(q.transpose(1, 2), keys, values, attn_mask=mask[:, None, None, :])
+    if groups is None:
+        groups = plan_row_groups(valid)
+    # Each group reads its rows' caches only up to its own longest row, so a step costs about what the
+    # rows' own lengths need rather than every row at the batch's longest length.
+    outs = [_attend_group(q, key_cache, value_cache, group) for group in groups]
+    return outs[0] if len(outs) == 1 else torch.cat(outs)
+
+
+def _attend_group(
+    q: torch.Tensor, key_cache: torch.Tensor, value_cache: torch.Tensor, group: RowGroup
+) -> torch.Tensor:
+    """(G, 1, H, d) output of one row group, reading only its first ``group.used`` slots (views, no copies)."""
+    rows = slice(group.start, group.stop)
+    q = q[rows]
+    keys = key_cache[rows, : group.used].to(q.dtype).transpose(1, 2)
+    values = value_cache[rows, : group.used].to(q.dtype).transpose(1, 2)
+    out = F.scaled_dot_product_attention(q.transpose(1, 2), keys, values, attn_mask=group.mask)
     return out.transpose(1, 2)
 
 

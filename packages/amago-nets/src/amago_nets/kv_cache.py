@@ -1,8 +1,8 @@
-"""The Transformer's rollout state: a per-row ring-buffer KV cache holding each env's last ``context`` steps."""
+"""The Transformer's rollout state: a per-env ring-buffer KV cache holding each env's last ``context`` steps."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 import torch
@@ -12,22 +12,41 @@ from amago_nets.base import dones_as_mask
 
 @dataclass(frozen=True)
 class KVCache:
-    """Keys and values of every layer, plus how many steps each row has seen since its episode began.
+    """Keys and values of every layer, plus how many steps each env has seen since its episode began.
 
-    A row's step ``n`` (counted from its reset) is written to slot ``n % context``, so once a row has seen
-    ``context`` steps each new step overwrites its oldest one: a sliding window per row, with no copying.
-    Slot order does not matter to attention because positions are encoded from absolute episode time before
-    keys are cached. Until a row wraps, its valid slots are the prefix ``[0, steps]``.
+    An env's step ``n`` (counted from its reset) is written to slot ``n % context`` of its cache row, so
+    once it has seen ``context`` steps each new step overwrites its oldest one: a sliding window per env,
+    with no copying. Slot order does not matter to attention because positions are encoded from absolute
+    episode time before keys are cached. Until an env wraps, its valid slots are the prefix ``[0, steps]``.
+
+    Envs and cache rows are kept apart so that the rows can stay sorted longest first (``sort_rows``): rows
+    of similar length are then neighbours, and attention reads each contiguous run of them only up to its
+    own longest row (see :mod:`amago_nets.row_groups`) instead of every row up to the batch's longest. All
+    envs advance together, so only resets change the order: a reset env takes one of the last rows and the
+    rows behind it move up (copying only their valid slots).
+
+    Like :meth:`write`, :meth:`reset` works in place on ``keys`` and ``values``: use only the cache it
+    returns.
 
     Attributes:
-        keys: (n_layers, B, context, n_heads, head_dim).
+        keys: (n_layers, B, context, n_heads, head_dim) indexed by cache row, or (n_layers, B, n_heads,
+            context, head_dim) with ``heads_first``; :meth:`layer_keys` gives the former view of either.
         values: same shape as ``keys``.
-        lengths: (B,) int64, steps seen by each row since its last reset (not capped).
+        lengths: (B,) int64, steps seen by each env since its last reset (not capped), in env order.
+        envs: (B,) int64, the env held by each cache row.
+        rows: (B,) int64, the cache row of each env (the inverse of ``envs``).
+        sort_rows: keep rows sorted longest first at resets (off where attention needs no grouping).
+        heads_first: store each head's slots contiguously, which sdpa reads about twice as fast on CPU
+            as slots strided by the heads; flash-attn needs the slots-first layout.
     """
 
     keys: torch.Tensor
     values: torch.Tensor
     lengths: torch.Tensor
+    envs: torch.Tensor
+    rows: torch.Tensor
+    sort_rows: bool = True
+    heads_first: bool = False
 
     @classmethod
     def empty(
@@ -39,46 +58,104 @@ class KVCache:
         head_dim: int,
         device: torch.device | str,
         dtype: torch.dtype = torch.float32,
+        *,
+        sort_rows: bool = True,
+        heads_first: bool = False,
     ) -> KVCache:
-        """A cache for ``batch_size`` fresh episodes."""
-        shape = (n_layers, batch_size, context, n_heads, head_dim)
+        """A cache for ``batch_size`` fresh episodes, env ``i`` in row ``i``."""
+        if heads_first:
+            shape = (n_layers, batch_size, n_heads, context, head_dim)
+        else:
+            shape = (n_layers, batch_size, context, n_heads, head_dim)
+        identity = torch.arange(batch_size, device=device)
         # Zeros, not NaN: stale slots are masked, but a NaN times a zero weight would still poison a sum.
         return cls(
             keys=torch.zeros(shape, device=device, dtype=dtype),
             values=torch.zeros(shape, device=device, dtype=dtype),
             lengths=torch.zeros(batch_size, dtype=torch.long, device=device),
+            envs=identity,
+            rows=identity.clone(),
+            sort_rows=sort_rows,
+            heads_first=heads_first,
         )
 
     @property
     def batch_size(self) -> int:
-        """Number of rows (envs)."""
+        """Number of envs (and cache rows)."""
         return self.keys.shape[1]
 
     @property
     def context(self) -> int:
-        """Number of steps each row keeps."""
-        return self.keys.shape[2]
+        """Number of steps each env keeps."""
+        return self.keys.shape[3 if self.heads_first else 2]
+
+    def layer_keys(self, layer: int) -> torch.Tensor:
+        """(B, context, H, d) view of ``layer``'s keys by cache row, whatever the storage layout."""
+        return self._slots_first(self.keys)[layer]
+
+    def layer_values(self, layer: int) -> torch.Tensor:
+        """(B, context, H, d) view of ``layer``'s values by cache row, whatever the storage layout."""
+        return self._slots_first(self.values)[layer]
+
+    def _slots_first(self, storage: torch.Tensor) -> torch.Tensor:
+        return storage.transpose(2, 3) if self.heads_first else storage
 
     def write_slots(self) -> torch.Tensor:
-        """(B,) slot each row's next step is written to."""
+        """(B,) slot each env's next step is written to, in env order."""
         return self.lengths % self.context
 
     def valid_after_write(self) -> torch.Tensor:
-        """(B,) number of valid slots once the next step is written (a prefix until the row wraps)."""
+        """(B,) number of valid slots of each env once its next step is written, in env order."""
         return (self.lengths + 1).clamp(max=self.context)
 
+    def by_row(self, per_env: torch.Tensor) -> torch.Tensor:
+        """Reorders a tensor with one entry per env (dim 0) into cache-row order."""
+        return per_env.index_select(0, self.envs)
+
+    def by_env(self, per_row: torch.Tensor) -> torch.Tensor:
+        """Reorders a tensor with one entry per cache row (dim 0) back into env order."""
+        return per_row.index_select(0, self.rows)
+
     def write(self, layer: int, key: torch.Tensor, value: torch.Tensor) -> None:
-        """Stores one step's (B, 1, H, d) key and value of ``layer`` in each row's next slot (in place)."""
+        """Stores one step's (B, 1, H, d) key and value of ``layer``, given in cache-row order (in place)."""
         rows = torch.arange(self.batch_size, device=self.keys.device)
-        slots = self.write_slots()
-        self.keys[layer, rows, slots] = key[:, 0].to(self.keys.dtype)
-        self.values[layer, rows, slots] = value[:, 0].to(self.values.dtype)
+        slots = self.by_row(self.write_slots())
+        self.layer_keys(layer)[rows, slots] = key[:, 0].to(self.keys.dtype)
+        self.layer_values(layer)[rows, slots] = value[:, 0].to(self.values.dtype)
 
     def advanced(self) -> KVCache:
-        """The cache after every row's step has been written by all layers."""
-        return KVCache(self.keys, self.values, self.lengths + 1)
+        """The cache after every env's step has been written by all layers."""
+        return replace(self, lengths=self.lengths + 1)
 
     def reset(self, dones: np.ndarray | torch.Tensor) -> KVCache:
-        """Rows where ``dones`` is True start over: their stale slots are masked out, not cleared."""
-        done_mask = dones_as_mask(dones, self.batch_size, self.lengths.device)
-        return KVCache(self.keys, self.values, self.lengths.masked_fill(done_mask, 0))
+        """Envs where ``dones`` is True start over: their stale slots are masked out, not cleared.
+
+        With ``sort_rows``, reset envs move to the last rows and the kept rows behind their old ones move up.
+        A reset env (length 0) is the shortest, and kept envs all advance together, so rows stay sorted
+        longest first.
+        """
+        done = dones_as_mask(dones, self.batch_size, self.lengths.device)
+        lengths = self.lengths.masked_fill(done, 0)
+        if not self.sort_rows:
+            return replace(self, lengths=lengths)
+        row_done = self.by_row(done)
+        kept = torch.nonzero(~row_done).flatten()
+        n_kept = kept.shape[0]
+        if n_kept == self.batch_size:
+            return replace(self, lengths=lengths)
+        # Rows before the first reset one stay put; kept rows after it move up to close the gaps.
+        first = int(torch.nonzero(row_done)[0])
+        moved = kept[first:]
+        if moved.numel():
+            # A row's valid steps lie in slots [0, min(length, context)), so only those are copied.
+            used = int(
+                self.lengths.index_select(0, self.envs.index_select(0, moved)).max().clamp(max=self.context)
+            )
+            if used:
+                # Advanced indexing gathers into a new tensor first, so overlapping source and target is safe.
+                for storage in (self._slots_first(self.keys), self._slots_first(self.values)):
+                    storage[:, first:n_kept, :used] = storage[:, moved, :used]
+        envs = torch.cat((self.envs.index_select(0, kept), self.envs[row_done]))
+        rows = torch.empty_like(self.rows)
+        rows[envs] = torch.arange(self.batch_size, device=rows.device)
+        return replace(self, lengths=lengths, envs=envs, rows=rows)

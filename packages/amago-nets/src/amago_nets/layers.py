@@ -194,6 +194,14 @@ class SigmaReparamLinear(nn.Module):
         self.register_buffer("u", u[:, 0].clone())
         self.register_buffer("v", vh[0].clone())
         self.gamma = nn.Parameter(torch.ones(()))
+        self._eval_weight: torch.Tensor | None = None
+        self._eval_key: tuple[int, ...] | None = None
+
+    def _state_key(self) -> tuple[int, ...]:
+        # In-place updates (optimiser steps, load_state_dict, power iterations) bump a tensor's version
+        # counter, so equal keys mean W_hat is unchanged.
+        tensors = (self.weight, self.gamma, self.u, self.v)
+        return tuple(t._version for t in tensors) + tuple(t.data_ptr() for t in tensors)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         """Applies the reparametrised linear map."""
@@ -201,6 +209,14 @@ class SigmaReparamLinear(nn.Module):
             with torch.no_grad():
                 self.v.copy_(F.normalize(self.weight.t() @ self.u, dim=0))
                 self.u.copy_(F.normalize(self.weight @ self.v, dim=0))
+        elif not torch.is_grad_enabled():
+            # Rollouts run the same weights for many steps: build W_hat once until any input changes.
+            key = self._state_key()
+            if self._eval_weight is None or key != self._eval_key:
+                sigma = torch.einsum("o,oi,i->", self.u, self.weight, self.v)
+                self._eval_weight = self.gamma / sigma * self.weight
+                self._eval_key = key
+            return F.linear(x, self._eval_weight, self.bias)
         sigma = torch.einsum("o,oi,i->", self.u, self.weight, self.v)
         return F.linear(x, self.gamma / sigma * self.weight, self.bias)
 

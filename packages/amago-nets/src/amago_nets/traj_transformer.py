@@ -11,6 +11,7 @@ from amago_nets.base import TrajEncoder
 from amago_nets.kv_cache import KVCache
 from amago_nets.layers import activation_module, linear_layer, normalization
 from amago_nets.positions import FixedPosEmb, LearnablePosEmb, RotaryPosEmb
+from amago_nets.row_groups import RowGroup, plan_row_groups
 from amago_nets.specs import TransformerTrajEncoderConfig
 
 
@@ -52,13 +53,25 @@ class SelfAttention(nn.Module):
         dropout = self.dropout_attn if self.training else 0.0
         return self._merge(attend_window(q, k, v, context=context, dropout_p=dropout, backend=backend))
 
-    def step(self, x: torch.Tensor, time_idxs: torch.Tensor, cache: KVCache, layer: int) -> torch.Tensor:
-        """Attention of one new step per row (B, 1, d_model) over that row's cache, after writing to it."""
+    def step(
+        self,
+        x: torch.Tensor,
+        time_idxs: torch.Tensor,
+        cache: KVCache,
+        layer: int,
+        valid: torch.Tensor,
+        groups: tuple[RowGroup, ...] | None = None,
+    ) -> torch.Tensor:
+        """Attention of one new step per cache row (B, 1, d_model) over that row's cache, after writing to it.
+
+        Inputs are in cache-row order; ``valid`` is each row's valid slots after the write, and ``groups``
+        the step's runs of rows by length (built here when None), see ``attend_cached``.
+        """
         q, k, v = self._project(x, time_idxs)
         cache.write(layer, k, v)
         backend = resolve_backend(self.backend, x.device)
         heads = attend_cached(
-            q, cache.keys[layer], cache.values[layer], cache.valid_after_write(), backend=backend
+            q, cache.layer_keys(layer), cache.layer_values(layer), valid, backend=backend, groups=groups
         )
         return self._merge(heads)
 
@@ -91,9 +104,17 @@ class TransformerLayer(nn.Module):
         x = x + self.norm2(self.attention(self.norm1(x), time_idxs, context))
         return self._feed_forward(x)
 
-    def step(self, x: torch.Tensor, time_idxs: torch.Tensor, cache: KVCache, layer: int) -> torch.Tensor:
-        """One-step pass using (and filling) the cache."""
-        x = x + self.norm2(self.attention.step(self.norm1(x), time_idxs, cache, layer))
+    def step(
+        self,
+        x: torch.Tensor,
+        time_idxs: torch.Tensor,
+        cache: KVCache,
+        layer: int,
+        valid: torch.Tensor,
+        groups: tuple[RowGroup, ...] | None = None,
+    ) -> torch.Tensor:
+        """One-step pass using (and filling) the cache; inputs in cache-row order."""
+        x = x + self.norm2(self.attention.step(self.norm1(x), time_idxs, cache, layer, valid, groups))
         return self._feed_forward(x)
 
 
@@ -104,8 +125,11 @@ class TransformerTrajEncoder(TrajEncoder):
     ``window_size`` or else ``max_seq_len``. Training windows longer than the context use the same sliding
     window, so a rollout that has run past its context matches a full forward over the whole episode.
 
-    Rollout state is a :class:`~amago_nets.kv_cache.KVCache` with a length per row; ``reset_hidden_state``
-    restarts single rows. ``forward`` with a cache takes one step (L = 1) at a time.
+    Rollout state is a :class:`~amago_nets.kv_cache.KVCache` with a length per env; ``reset_hidden_state``
+    restarts single envs. ``forward`` with a cache takes one step (L = 1) at a time. With ``sdpa``/``flex``
+    the cache keeps its rows sorted by length, and a step attends over each run of similar rows only up to
+    its own longest row (:mod:`amago_nets.row_groups`), so envs at mixed lengths cost less than if all were
+    at the longest length.
     """
 
     def __init__(
@@ -140,6 +164,7 @@ class TransformerTrajEncoder(TrajEncoder):
     def init_hidden_state(self, batch_size: int, device: torch.device | str) -> KVCache:
         """An empty cache of ``context`` steps per row."""
         device = torch.device(device)
+        flash = resolve_backend(self.config.attention, device) == "flash"
         return KVCache.empty(
             n_layers=len(self.layers),
             batch_size=batch_size,
@@ -148,6 +173,10 @@ class TransformerTrajEncoder(TrajEncoder):
             head_dim=self.d_model // self.n_heads,
             device=device,
             dtype=self._cache_dtype(device),
+            # flash-attn reads each row only up to its own length, so keeping rows sorted would not pay,
+            # and it needs the slots-first layout.
+            sort_rows=not flash,
+            heads_first=not flash,
         )
 
     def reset_hidden_state(
@@ -183,6 +212,14 @@ class TransformerTrajEncoder(TrajEncoder):
                 "pass hidden_state=None for a whole window, or feed rollout steps one by one."
             )
             raise ValueError(msg)
+        # The layers work in cache-row order, where rows of similar length are neighbours; every layer reads
+        # the same slots, so the runs of rows are planned once per step, not per layer (flash-attn stops at
+        # each row's own length by itself and needs none).
+        x, time_idxs = hidden_state.by_row(x), hidden_state.by_row(time_idxs)
+        valid = hidden_state.by_row(hidden_state.valid_after_write())
+        groups = None
+        if resolve_backend(self.config.attention, x.device) != "flash":
+            groups = plan_row_groups(valid)
         for index, layer in enumerate(self.layers):
-            x = layer.step(x, time_idxs, hidden_state, index)
-        return self.out_norm(x), hidden_state.advanced()
+            x = layer.step(x, time_idxs, hidden_state, index, valid, groups)
+        return hidden_state.by_env(self.out_norm(x)), hidden_state.advanced()
