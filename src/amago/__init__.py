@@ -13,13 +13,26 @@ _LAZY_EXPORTS = {
     "ComponentConfig": "amago_core.config",
     "Registry": "amago_core.plugins",
     "registries": "amago_core.plugins",
-    "ExperimentConfig": "amago_core.config",
+    "ExperimentConfig": "amago_core.config.experiment",
+    "load_config": "amago_core.config.sources",
+    "Experiment": "amago_core.experiment",
+    "build_experiment": "amago_core.experiment.builder",
+    "AMAGOEnv": "amago_envs.env",
+    "AMAGO_ENV_LOG_PREFIX": "amago_envs.env",
+    "TstepEncoder": "amago_nets.base",
+    "TrajEncoder": "amago_nets.base",
+    "check_component": "amago_core.testing",
 }
+
+# AMAGO's submodule spellings: `amago.envs.AMAGOEnv`, `amago.nets.TrajEncoder`, `amago.agents`.
+_SUBPACKAGES = {"envs": "amago_envs", "nets": "amago_nets", "agents": "amago_agents", "core": "amago_core"}
 
 __all__ = sorted(_LAZY_EXPORTS)
 
 
 def __getattr__(name: str) -> Any:
+    if name in _SUBPACKAGES:
+        return importlib.import_module(_SUBPACKAGES[name])
     module_name = _LAZY_EXPORTS.get(name)
     if module_name is None:
         msg = f"module 'amago' has no attribute {name!r}; public names: {', '.join(__all__)}"

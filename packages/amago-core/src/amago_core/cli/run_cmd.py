@@ -37,7 +37,8 @@ def _load_run_config(
         if not resolved.is_file():
             fail(f"cannot resume {resume}: it has no config.resolved.json (is it a run folder?)")
         sources.insert(0, resolved)
-    env_given = bool(sources) or "env" in flags or "env" in merge_sources(overrides=overrides or ())
+    # The main job's settings are the base whenever no source names an env (a -c file of tweaks included).
+    env_given = merge_sources(files=sources, flags=flags, overrides=overrides or ()).get("env") is not None
     base = None if env_given else _default_job()
     return load_or_fail(sources, overrides, flags, base=base)
 

@@ -43,11 +43,13 @@ def mode_overrides(mode: str) -> dict[str, Any]:
     """Experiment settings of a collect-only or learn-only process (AMAGO's async mode, reference §2.8)."""
     if mode == "learn":
         return {
+            "parallel_actors": 1,  # the learner only needs one env to read the spaces from
             "start_collecting_at_epoch": NEVER,
             "train_timesteps_per_epoch": 0,
             "val_timesteps_per_epoch": 0,
             "always_save_latest": True,
             "always_load_latest": False,
+            "wait_for_data": True,
         }
     if mode == "collect":
         return {
@@ -58,6 +60,7 @@ def mode_overrides(mode: str) -> dict[str, Any]:
             "always_save_latest": False,
             "always_load_latest": True,
             "has_dset_edit_rights": False,
+            "record_config": False,  # the learner owns config.resolved.json
         }
     return {}
 
@@ -141,7 +144,10 @@ def build_experiment(config: ExperimentConfig, **overrides: Any) -> Experiment:
         "dset_min_size": replay.dset_min_size,
         "resolved_config": config.model_dump(mode="json"),
     }
-    fields.update(mode_overrides(config.run.mode))
+    mode = mode_overrides(config.run.mode)
+    if config.rollout.env_mode == "already_vectorized":
+        mode.pop("parallel_actors", None)  # a batched env's size is fixed by the env itself
+    fields.update(mode)
     fields.update(overrides)
     return Experiment(**fields)
 

@@ -209,6 +209,8 @@ class Experiment:
     """Silence warnings raised while building envs."""
     record_config: bool = True
     """Write config.resolved.json (False for evaluation runs of an existing run folder)."""
+    wait_for_data: bool = False
+    """When the dataset is not ready, wait for it (polling) instead of moving on to the next epoch (learn-only processes)."""
     torch_threads: int | None = None
     """CPU threads for torch in this process. None: half the cores per process (1 on a 2-core machine)."""
 
@@ -241,6 +243,8 @@ class Experiment:
         self.total_frames = 0
         self.frames_by_env_name: dict[str, int] = {}
         self._started = False
+        self._stop_requested = False
+        self._epoch_metrics: dict[str, Any] = {}
 
     # =========================================================================================================
     # setup
@@ -248,6 +252,9 @@ class Experiment:
     def start(self) -> None:
         """Builds everything (dataset, envs, model, checkpoints, logger); call before :meth:`learn`."""
         self.accelerator = Accelerator(
+            # Without CUDA, `cpu=True` is what lets accelerate see a multi-process launch as MULTI_CPU (gloo)
+            # instead of silently running each process alone.
+            cpu=not torch.cuda.is_available(),
             gradient_accumulation_steps=self.batches_per_update,
             mixed_precision=self.mixed_precision,
             kwargs_handlers=[DistributedDataParallelKwargs(find_unused_parameters=True)],
@@ -634,12 +641,19 @@ class Experiment:
                 merged.setdefault(key, []).append(value)
         return {key: float(np.mean(values)) for key, values in merged.items()}
 
+    def _on_evaluation(self, split: str, metrics: dict[str, float]) -> None:
+        from amago_core.hooks.manager import hook_manager
+
+        self._epoch_metrics.update({f"{split}/{k}": v for k, v in metrics.items()})
+        hook_manager().hook.amago_on_evaluation(experiment=self, split=split, metrics=metrics)
+
     def evaluate_val(self) -> dict[str, float] | None:
         """Evaluates the policy on the val envs (fresh episodes and memory); logs under ``val/``."""
         if self.val_envs is None:
             return None
         metrics = self._evaluate(self.val_envs, self.val_timesteps_per_epoch)
         self.log(metrics, "val")
+        self._on_evaluation("val", metrics)
         if self.verbose and self.accelerator.is_main_process and AVERAGE_RETURN_KEY in metrics:
             tqdm.write(f"epoch {self.epoch}: val {AVERAGE_RETURN_KEY} = {metrics[AVERAGE_RETURN_KEY]:.3f}")
         return metrics
@@ -675,7 +689,9 @@ class Experiment:
             )
         finally:
             envs.close()
-        self.log(self._average_over_processes(metrics), "test")
+        averaged = self._average_over_processes(metrics)
+        self.log(averaged, "test")
+        self._on_evaluation("test", averaged)
         return metrics
 
     # =========================================================================================================
@@ -738,6 +754,7 @@ class Experiment:
             metrics = self.train_step(batch, log_step)
             if log_step:
                 self.log(metrics, "train")
+                self._epoch_metrics.update({f"train/{k}": v for k, v in metrics.items()})
             bar.update(1)
         bar.close()
         del loader
@@ -748,42 +765,65 @@ class Experiment:
         if not self._started:
             msg = "call Experiment.start() before learn()"
             raise RuntimeError(msg)
-        first = self.epoch
-        for epoch in range(first, self.epochs):
+        epoch = self.epoch
+        while epoch < self.epochs and not self._stop_requested:
             self.epoch = epoch
-            if self.always_load_latest:
-                self.read_latest_policy()
-            if self.val_interval and epoch % self.val_interval == 0 and self.val_timesteps_per_epoch > 0:
-                self.evaluate_val()
-            if epoch >= self.start_collecting_at_epoch and self.train_timesteps_per_epoch > 0:
-                self.collect_new_training_data()
-            self.accelerator.wait_for_everyone()
-            dataset_metrics = self.dataset.on_end_of_collection() if self.accelerator.is_main_process else {}
-            self.accelerator.wait_for_everyone()
-            if self.accelerator.num_processes > 1 and hasattr(self.dataset, "refresh"):
-                self.dataset.refresh()  # see the main process's deletions and everyone's new files
-            if dataset_metrics:
-                self.log(dataset_metrics, "dataset")
-            if not self.dataset.ready_for_training:
-                if self.verbose and self.accelerator.is_main_process:
-                    tqdm.write(f"epoch {epoch}: not training yet ({self.dataset.not_ready_reason()})")
-                continue
-            if epoch < self.start_learning_at_epoch:
-                continue
-            if self.train_batches_per_epoch > 0:
-                self._train_epoch()
-            self.accelerator.wait_for_everyone()
-            if self.ckpt_interval and epoch % self.ckpt_interval == 0:
-                self.save_checkpoint()
-            if self.always_save_latest:
-                self.write_latest_policy()
+            self._epoch_metrics = {}
+            self._run_epoch(epoch)
             self.hooks_epoch_end(epoch)
-        self.epoch = self.epochs
+            epoch += 1
+        self.epoch = epoch  # the next epoch to run: `epochs` when finished, earlier after request_stop()
+
+    def _wait_until_ready(self) -> bool:
+        """Polls a dataset that another process fills; True once it is ready (or False if stopped)."""
+        announced = False
+        while not self.dataset.ready_for_training and not self._stop_requested:
+            if self.verbose and self.accelerator.is_main_process and not announced:
+                tqdm.write(f"waiting for training data: {self.dataset.not_ready_reason()}")
+                announced = True
+            time.sleep(2.0)
+            rescan = getattr(self.dataset, "refresh", None) or self.dataset.on_end_of_collection
+            rescan()  # pick up the files other processes wrote meanwhile
+        return self.dataset.ready_for_training
+
+    def _run_epoch(self, epoch: int) -> None:
+        if self.always_load_latest:
+            self.read_latest_policy()
+        if self.val_interval and epoch % self.val_interval == 0 and self.val_timesteps_per_epoch > 0:
+            self.evaluate_val()
+        if epoch >= self.start_collecting_at_epoch and self.train_timesteps_per_epoch > 0:
+            self.collect_new_training_data()
+        self.accelerator.wait_for_everyone()
+        dataset_metrics = self.dataset.on_end_of_collection() if self.accelerator.is_main_process else {}
+        self.accelerator.wait_for_everyone()
+        if self.accelerator.num_processes > 1 and hasattr(self.dataset, "refresh"):
+            self.dataset.refresh()  # see the main process's deletions and everyone's new files
+        if dataset_metrics:
+            self.log(dataset_metrics, "dataset")
+            self._epoch_metrics.update({f"dataset/{k}": v for k, v in dataset_metrics.items()})
+        if not self.dataset.ready_for_training and not (self.wait_for_data and self._wait_until_ready()):
+            if self.verbose and self.accelerator.is_main_process:
+                tqdm.write(f"epoch {epoch}: not training yet ({self.dataset.not_ready_reason()})")
+            return
+        if epoch < self.start_learning_at_epoch:
+            return
+        if self.train_batches_per_epoch > 0:
+            self._train_epoch()
+        self.accelerator.wait_for_everyone()
+        if self.ckpt_interval and epoch % self.ckpt_interval == 0:
+            self.save_checkpoint()
+        if self.always_save_latest:
+            self.write_latest_policy()
+
+    def request_stop(self) -> None:
+        """Ends :meth:`learn` after the current epoch (early stopping from a callback or a subclass)."""
+        self._stop_requested = True
 
     def hooks_epoch_end(self, epoch: int) -> None:
         from amago_core.hooks.manager import hook_manager
 
-        hook_manager().hook.amago_on_epoch_end(experiment=self, epoch=epoch, metrics=self.x_axis_metrics())
+        metrics = {**self._epoch_metrics, **self.x_axis_metrics()}
+        hook_manager().hook.amago_on_epoch_end(experiment=self, epoch=epoch, metrics=metrics)
 
     # =========================================================================================================
     # checkpoints

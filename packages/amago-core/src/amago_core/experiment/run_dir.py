@@ -25,6 +25,12 @@ PROGRESS_FILE = "progress.json"
 """Inside each training-state folder: epoch, gradient steps and frame counts to resume from."""
 
 
+def _current_umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
+
+
 def atomic_write(path: Path, write: Callable[[Path], None]) -> None:
     """Calls ``write(tmp)`` on a temp file next to ``path``, then renames it over ``path``.
 
@@ -37,6 +43,9 @@ def atomic_write(path: Path, write: Callable[[Path], None]) -> None:
     tmp = Path(tmp_name)
     try:
         write(tmp)
+        # mkstemp makes the file private (0600); give it the mode a plain open() would, so another user's
+        # collect process on a shared filesystem can read the policy weights.
+        os.chmod(tmp, 0o666 & ~_current_umask())
         os.replace(tmp, path)
     finally:
         tmp.unlink(missing_ok=True)

@@ -36,7 +36,12 @@ class JsonlLogBackend:
             self._file.close()
 
 
+def metrics_file_name(mode: str | None) -> str:
+    """``metrics.jsonl``; a collect-only process writes ``metrics-collect.jsonl`` so its records stay apart."""
+    return "metrics-collect.jsonl" if mode == "collect" else "metrics.jsonl"
+
+
 @hookimpl
-def amago_log_backends(run_dir: Path) -> JsonlLogBackend:
+def amago_log_backends(run_dir: Path, config: dict[str, Any]) -> JsonlLogBackend:
     """amago's own backend: always on."""
-    return JsonlLogBackend(Path(run_dir) / "metrics.jsonl")
+    return JsonlLogBackend(Path(run_dir) / metrics_file_name(config.get("run", {}).get("mode")))

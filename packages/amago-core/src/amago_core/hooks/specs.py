@@ -57,7 +57,8 @@ class AmagoHookSpecs:
 
     @hookspec
     def amago_on_epoch_end(self, experiment: Any, epoch: int, metrics: dict[str, Any]) -> None:
-        """Called after each epoch with that epoch's metrics."""
+        """Called after every epoch (trained or not) with that epoch's metrics: ``val/``, ``train/`` (the last
+        logged step), ``dataset/`` and the x-axes. ``experiment.request_stop()`` ends the run after it."""
 
     @hookspec
     def amago_on_evaluation(self, experiment: Any, split: str, metrics: dict[str, Any]) -> None:
