@@ -244,3 +244,47 @@ def test_schema_refs_of_nested_plugin_models_resolve(fake_distribution):
     refs = {part.split('"')[0] for part in text.split('"$ref": "#/$defs/')[1:]}
     assert "Inner" in refs
     assert refs <= set(schema["$defs"]), refs - set(schema["$defs"])
+
+
+def test_env_suite_presets_are_the_base_layer(fake_distribution):
+    from amago_core.cli.run_cmd import _load_run_config
+
+    modules = {
+        "preset_pkg/__init__.py": "",
+        "preset_pkg/specs.py": '''
+            from typing import Literal
+            from amago_core.config import EnvSuiteConfig
+            from amago_core.plugins import ComponentSpec
+
+            class GridConfig(EnvSuiteConfig):
+                kind: Literal["grid"] = "grid"
+                """Registered name."""
+                size: int = 5
+                """Side length."""
+
+            SPEC = ComponentSpec(
+                name="grid", group="amago.env_suites", summary="grid", config=GridConfig,
+                factory="preset_pkg.specs:GridConfig",
+                extra={
+                    "tasks": ["easy", "hard"],
+                    "default_task": "easy",
+                    "presets": {
+                        "*": {"run": {"max_seq_len": 64}, "optim": {"batch_size": 7}},
+                        "hard": {"run": {"max_seq_len": 256}, "env": {"size": 9}},
+                    },
+                },
+            )
+        ''',
+    }
+    fake_distribution(
+        "amago-plugin-grid",
+        entry_points={"amago.env_suites": {"grid": "preset_pkg.specs:SPEC"}},
+        modules=modules,
+    )
+    easy = _load_run_config(None, None, {"env": "grid"}, None)
+    assert (easy.run.max_seq_len, easy.optim.batch_size) == (64, 7)
+    hard = _load_run_config(None, ["optim.batch_size=3"], {"env": "grid-hard"}, None)
+    assert hard.run.max_seq_len == 256
+    assert hard.env.size == 9  # preset env options survive the user's env id
+    assert hard.env.task == "hard"
+    assert hard.optim.batch_size == 3  # the user's override beats the preset

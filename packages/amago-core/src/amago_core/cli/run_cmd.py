@@ -37,10 +37,21 @@ def _load_run_config(
         if not resolved.is_file():
             fail(f"cannot resume {resume}: it has no config.resolved.json (is it a run folder?)")
         sources.insert(0, resolved)
-    # The main job's settings are the base whenever no source names an env (a -c file of tweaks included).
-    env_given = merge_sources(files=sources, flags=flags, overrides=overrides or ()).get("env") is not None
-    base = None if env_given else _default_job()
+    # The base layer: the chosen suite's preset for its task, or the main job's settings when no source names
+    # an env (a -c file of tweaks included).
+    env_choice = merge_sources(files=sources, flags=flags, overrides=overrides or ()).get("env")
+    base = _default_job() if env_choice is None else _suite_preset(env_choice)
     return load_or_fail(sources, overrides, flags, base=base)
+
+
+def _suite_preset(env_choice: Any) -> dict[str, Any] | None:
+    """The preset an env suite declares for the chosen task (``spec.extra["presets"]``), if any."""
+    from amago_core.config.presets import preset_for_env
+
+    try:
+        return preset_for_env(env_choice)
+    except Exception:  # an unknown env is reported, with its did-you-mean, when the config is validated
+        return None
 
 
 def run_command(
