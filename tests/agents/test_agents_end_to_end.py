@@ -165,10 +165,11 @@ def test_fake_filter_without_policy_gradient_skips_the_critics(
 ) -> None:
     agent = make_agent("agent", "continuous", fake_filter=True, online_coeff=0.0, offline_coeff=1.0)
     batch = make_batch("continuous")
+    replica = copy.deepcopy(agent)  # replays the loss's one update of the input statistics
     loss, metrics = agent.loss(batch)
     assert metrics["Critic Loss"] == 0.0
-    states, _ = agent.get_state_embedding(batch.obs, batch.rl2s, batch.time_idxs)
-    log_prob = agent.actor(states[:, :-1]).log_prob(
+    states, _ = replica.get_state_embedding(batch.obs, batch.rl2s, batch.time_idxs, pad_mask=~batch.mask)
+    log_prob = replica.actor(states[:, :-1]).log_prob(
         batch.actions.unsqueeze(-2).expand(-1, -1, len(agent.gammas), -1)
     )
     valid = batch.mask[:, 1:]
@@ -300,3 +301,28 @@ def test_option_variants_train(
     assert metrics["Critic Loss"] > 0
     assert grad_norm(agent.actor) > 0
     assert grad_norm(agent.critics) > 0
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_padding_stays_out_of_input_statistics_in_training(
+    kind: str, make_agent: Callable, make_batch: Callable
+) -> None:
+    agent = make_agent(kind, "continuous").train()
+    norm = agent.tstep_encoder.input_norm
+    assert norm is not None, "the ff timestep encoder normalises inputs by default"
+    batch = make_batch("continuous")
+    garbage = copy.deepcopy(batch)
+    pad = ~batch.mask
+    assert pad.any()
+    garbage.obs["observation"][pad] = 1e3
+    garbage.rl2s[pad] = -7.0
+    stats = []
+    for candidate in (batch, garbage):
+        trained = copy.deepcopy(agent)
+        trained.loss(candidate)
+        stats.append(
+            (trained.tstep_encoder.input_norm.mu.clone(), trained.tstep_encoder.input_norm.nu.clone())
+        )
+    torch.testing.assert_close(stats[0][0], stats[1][0])
+    torch.testing.assert_close(stats[0][1], stats[1][1])
+    assert not torch.equal(stats[0][0], norm.mu)  # the real timesteps did update the statistics

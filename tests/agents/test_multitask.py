@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Callable
 
 import pytest
@@ -19,10 +20,11 @@ def test_discrete_bc_uses_the_log_prob_of_the_buffer_index(
     # Soften the stored one-hots as AMAGO's action_from_buffer would: the index they mark must still be used.
     batch.actions = batch.actions.clamp(0.001, 0.99)
     batch.actions = batch.actions / batch.actions.sum(-1, keepdim=True)
+    replica = copy.deepcopy(agent)  # replays the loss's one update of the input statistics
     loss, metrics = agent.loss(batch)
     assert metrics["Critic Loss"] == 0.0
-    states, _ = agent.get_state_embedding(batch.obs, batch.rl2s, batch.time_idxs)
-    probs = agent.actor(states[:, :-1]).probs  # (B, T, G, A)
+    states, _ = replica.get_state_embedding(batch.obs, batch.rl2s, batch.time_idxs, pad_mask=~batch.mask)
+    probs = replica.actor(states[:, :-1]).probs  # (B, T, G, A)
     index = batch.actions.argmax(-1)[..., None, None].expand(-1, -1, probs.shape[2], 1)
     log_prob = probs.log().gather(-1, index)
     valid = batch.mask[:, 1:]
@@ -43,12 +45,13 @@ def test_critic_loss_is_cross_entropy_to_two_hot_targets(make_agent: Callable, m
         reward_multiplier=2.0,
     )
     batch = make_batch("continuous")
+    replica = copy.deepcopy(agent)  # replays the loss's one update of the input statistics
     torch.manual_seed(3)
     loss, _ = agent.loss(batch)
 
     torch.manual_seed(3)  # the same random draws, in the same order: the target actor's sample first
     with torch.no_grad():
-        states, _ = agent.get_state_embedding(batch.obs, batch.rl2s, batch.time_idxs)
+        states, _ = replica.get_state_embedding(batch.obs, batch.rl2s, batch.time_idxs, pad_mask=~batch.mask)
         now, after = states[:, :-1], states[:, 1:]
         logits = agent.critics(now, batch.actions[None, :, :, None, :])[0, :, :, 0, 0]  # (B, T, bins)
         next_action = agent.target_actor(after).sample()  # (B, T, 1, A)

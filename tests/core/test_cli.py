@@ -218,3 +218,19 @@ def test_human_listing_keeps_bracketed_install_hints(fake_distribution):
             assert 'needy[gpu]"' in result.stdout, args
         else:
             assert "amago-plugin-needy" in result.stdout
+
+
+def test_show_says_whether_cuda_kernels_are_usable_here(monkeypatch):
+    import amago_core.plugins.kernels as kernels
+
+    result = runner.invoke(app, ["show", "traj-encoders", "mamba", "--json"])
+    assert result.exit_code == 0
+    report = {k["module"]: k for k in json.loads(result.stdout)["cuda_kernels"]}
+    assert set(report) == {"mamba_ssm", "causal_conv1d"}
+    assert not report["mamba_ssm"]["installed"]
+    assert 'pip install "amago-nets[mamba]"' in report["mamba_ssm"]["why"]
+
+    monkeypatch.setattr(kernels.importlib.util, "find_spec", lambda name: object())
+    monkeypatch.setattr(kernels, "nvidia_driver_present", lambda: False)
+    text = runner.invoke(app, ["show", "traj-encoders", "transformer"], env={"COLUMNS": "300"}).stdout
+    assert "flash_attn: installed, but no NVIDIA driver is loaded here" in text

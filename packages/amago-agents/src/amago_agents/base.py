@@ -204,14 +204,15 @@ class BaseAgent(nn.Module):
         rl2s: torch.Tensor,
         time_idxs: torch.Tensor,
         hidden_state: Any = None,
+        pad_mask: torch.Tensor | None = None,
     ) -> tuple[torch.Tensor, Any]:
         """Timestep encoder then trajectory encoder: ``(B, L, ...)`` inputs to ``(B, L, D)`` states.
 
-        ``time_idxs`` may be ``(B, L)`` or ``(B, L, 1)``.
+        ``time_idxs`` may be ``(B, L)`` or ``(B, L, 1)``; ``pad_mask`` (B, L) marks padded training timesteps.
         """
         if time_idxs.dim() == 3:
             time_idxs = time_idxs.squeeze(-1)
-        embedded = self.tstep_encoder(obs, rl2s)
+        embedded = self.tstep_encoder(obs, rl2s, pad_mask=pad_mask)
         return self.traj_encoder(embedded, time_idxs, hidden_state)
 
     @torch.no_grad()
@@ -317,7 +318,7 @@ class BaseAgent(nn.Module):
         mask = batch.mask.bool()
         valid = mask[:, 1:]
         metrics: dict[str, float] | None = {} if log_step else None
-        states, _ = self.get_state_embedding(batch.obs, batch.rl2s, batch.time_idxs, None)
+        states, _ = self.get_state_embedding(batch.obs, batch.rl2s, batch.time_idxs, None, pad_mask=~mask)
         actor_loss, critic_loss = self.loss_terms(batch, states, valid, metrics)
 
         actor_mask = self.edit_actor_mask(batch, actor_loss, valid[..., None, None])

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import abc
+import functools
+import inspect
 from typing import Any
 
 import numpy as np
@@ -11,6 +13,11 @@ from gymnasium import spaces
 from torch import nn
 
 from amago_core.config.component import ComponentConfig
+
+
+@functools.cache
+def _takes_pad_mask(cls: type) -> bool:
+    return "pad_mask" in inspect.signature(cls.inner_forward).parameters
 
 
 class TstepEncoder(nn.Module, abc.ABC):
@@ -60,12 +67,17 @@ class TstepEncoder(nn.Module, abc.ABC):
     def inner_forward(self, obs: dict[str, torch.Tensor], rl2s: torch.Tensor) -> torch.Tensor:
         """Encodes (B, L, ...) observations and (B, L, rl2_dim) rl2s into (B, L, emb_dim)."""
 
-    def forward(self, obs: dict[str, torch.Tensor], rl2s: torch.Tensor) -> torch.Tensor:
+    def forward(
+        self, obs: dict[str, torch.Tensor], rl2s: torch.Tensor, pad_mask: torch.Tensor | None = None
+    ) -> torch.Tensor:
         """Applies the rl2 masking switches, then :meth:`inner_forward`.
 
         Args:
             obs: one (B, L, ...) tensor per observation key.
             rl2s: (B, L, 1 + action dim) previous reward and action.
+            pad_mask: (B, L) True where a timestep is padding (training batches). It is passed on to
+                ``inner_forward`` implementations that take a ``pad_mask`` argument (e.g. to keep padding out of
+                running input statistics); two-argument implementations, AMAGO's style, are called as before.
 
         Returns:
             (B, L, emb_dim) embeddings.
@@ -75,6 +87,8 @@ class TstepEncoder(nn.Module, abc.ABC):
             rl2s = torch.cat((torch.zeros_like(rl2s[..., :1]), rl2s[..., 1:]), dim=-1)
         if self.hide_rl2s:
             rl2s = torch.zeros_like(rl2s)
+        if pad_mask is not None and _takes_pad_mask(type(self)):
+            return self.inner_forward(obs, rl2s, pad_mask=pad_mask)
         return self.inner_forward(obs, rl2s)
 
 

@@ -302,6 +302,7 @@ TRANSFORMER_TRAJ = ComponentSpec(
     config=TransformerTrajEncoderConfig,
     factory="amago_nets.traj_transformer:TransformerTrajEncoder",
     install_hint='pip install "amago-nets[flash]"  (optional: the flash attention backend)',
+    extra={"cuda_kernels": {"flash_attn": 'pip install "amago-nets[flash]"'}},
 )
 
 MAMBA_TRAJ = ComponentSpec(
@@ -311,4 +312,10 @@ MAMBA_TRAJ = ComponentSpec(
     config=MambaTrajEncoderConfig,
     factory="amago_nets.traj_mamba:MambaTrajEncoder",
     install_hint='pip install "amago-nets[mamba]"  (optional: the CUDA kernels)',
+    extra={
+        "cuda_kernels": {
+            "mamba_ssm": 'pip install "amago-nets[mamba]"',
+            "causal_conv1d": 'pip install "amago-nets[mamba]"',
+        }
+    },
 )

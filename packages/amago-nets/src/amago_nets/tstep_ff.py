@@ -44,11 +44,13 @@ class FFTstepEncoder(TstepEncoder):
         """``d_output`` (raised to the input size by ``auto_scale``)."""
         return self._emb_dim
 
-    def inner_forward(self, obs: dict[str, torch.Tensor], rl2s: torch.Tensor) -> torch.Tensor:
-        """Encodes (B, L, ...) observations and rl2s into (B, L, emb_dim)."""
+    def inner_forward(
+        self, obs: dict[str, torch.Tensor], rl2s: torch.Tensor, pad_mask: torch.Tensor | None = None
+    ) -> torch.Tensor:
+        """Encodes (B, L, ...) observations and rl2s into (B, L, emb_dim); padding stays out of input statistics."""
         batch, length = rl2s.shape[:2]
         flat = [obs[key].reshape(batch, length, -1).float() for key in self.obs_keys]
         x = torch.cat([*flat, rl2s.float()], dim=-1)
         if self.input_norm is not None:
-            x = self.input_norm(x)
+            x = self.input_norm(x, pad_mask)
         return self.out_norm(self.mlp(x))

@@ -66,4 +66,7 @@ def component_details(info: ComponentInfo) -> dict[str, Any]:
         )
         if spec.extra:
             data["extra"] = dict(spec.extra)
+        from amago_core.plugins.kernels import kernel_report
+
+        data["cuda_kernels"] = kernel_report(spec)
     return data

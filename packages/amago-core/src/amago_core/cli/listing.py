@@ -9,6 +9,7 @@ from amago_core.cli.describe import component_details, field_rows
 from amago_core.cli.output import STATUS_STYLE, console, fail, print_json
 from amago_core.plugins.errors import PluginError
 from amago_core.plugins.groups import ENV_SUITES, GROUPS, ComponentGroup, find_group
+from amago_core.plugins.kernels import kernel_report
 from amago_core.plugins.registry import ComponentInfo, registries
 
 
@@ -115,6 +116,9 @@ def show_component(kind: str, name: str, as_json: bool) -> None:
             )
         if info.spec.config.inferred_context:
             out.print(f"inferred from the run: {', '.join(info.spec.config.inferred_context)}")
+        for kernel in kernel_report(info.spec):
+            style = "green" if kernel["usable"] else "yellow"
+            out.print(f"CUDA kernel {kernel['module']}: [{style}]{escape(str(kernel['why']))}[/]")
         tasks = info.spec.extra.get("tasks") if group is ENV_SUITES else None
         if tasks:
             prefix = info.name.replace("_", "-")

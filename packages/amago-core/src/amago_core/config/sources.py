@@ -81,9 +81,16 @@ def deep_merge(base: dict[str, Any], update: Mapping[str, Any]) -> dict[str, Any
     for key, new in update.items():
         old = merged.get(key)
         marker = "id" if key == "env" else "kind"
-        if key in SLOT_KEYS and isinstance(new, str) and isinstance(old, Mapping) and not {"id", "kind"} & set(old):
+        if (
+            key in SLOT_KEYS
+            and isinstance(new, str)
+            and isinstance(old, Mapping)
+            and not {"id", "kind"} & set(old)
+        ):
             merged[key] = {marker: new, **old}  # options given before the choice (a preset): keep them
-        elif key in SLOT_KEYS and old is not None and _slot_kind(new, key) not in (None, _slot_kind(old, key)):
+        elif (
+            key in SLOT_KEYS and old is not None and _slot_kind(new, key) not in (None, _slot_kind(old, key))
+        ):
             merged[key] = new if not isinstance(new, Mapping) else dict(new)
         elif key in SLOT_KEYS and isinstance(new, str) and isinstance(old, Mapping):
             merged[key] = old  # same kind named again: keep the options already given
