@@ -152,3 +152,15 @@ def test_async_modes_switch_the_schedule(tiny_job, mode):
         assert experiment.train_timesteps_per_epoch == 0
         assert experiment.always_save_latest
         assert experiment.val_timesteps_per_epoch == 0
+
+
+def test_default_run_names_are_one_folder_even_for_path_like_tasks():
+    from amago_core.config.experiment import ExperimentConfig
+    from amago_core.experiment.builder import default_run_name
+
+    config = ExperimentConfig.model_validate({"env": {"kind": "tmaze", "task": "passive"}})
+    name = default_run_name(
+        config.model_copy(update={"env": config.env.model_copy(update={"task": "a/b c"})})
+    )
+    assert name.startswith("tmaze-a-b-c-transformer-")
+    assert "/" not in name

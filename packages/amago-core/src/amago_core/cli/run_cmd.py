@@ -129,8 +129,9 @@ def _train(config: Any, resume: Path | None) -> None:
             sys.stderr.write(f"amago: {message} ({experiment.paths.root})\n")
         experiment.learn()
         final = None
-        if experiment.val_envs is not None and experiment.make_val_env is not None:
-            final = experiment.evaluate_test(experiment.make_val_env, experiment.val_timesteps_per_epoch)
+        test_env = experiment.make_test_env or experiment.make_val_env
+        if experiment.val_envs is not None and test_env is not None:
+            final = experiment.evaluate_test(test_env, experiment.val_timesteps_per_epoch)
         is_main = experiment.accelerator.is_main_process
     finally:
         experiment.close()
@@ -190,7 +191,8 @@ def eval_command(
             fail(f"no policy weights at {weights}; train first, or pick an --epoch with a checkpoint")
         experiment.load_checkpoint_from_path(weights, is_accelerate_state=False)
         steps = timesteps or experiment.val_timesteps_per_epoch
-        metrics = experiment.evaluate_test(experiment.make_val_env, steps, episodes=episodes)
+        test_env = experiment.make_test_env or experiment.make_val_env
+        metrics = experiment.evaluate_test(test_env, steps, episodes=episodes)
     finally:
         experiment.close()
     print_json(metrics)

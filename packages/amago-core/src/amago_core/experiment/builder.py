@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+import re
 import time
 from pathlib import Path
 from typing import Any
@@ -31,6 +32,8 @@ def default_run_name(config: ExperimentConfig) -> str:
     env = config.component("env")
     traj = config.component("traj_encoder")
     env_part = env_id_of(env) if env is not None else "noenv"
+    # Env ids may carry a path-like task (`gym-dm_control/cartpole-swingup-v0`); a run name is one folder.
+    env_part = re.sub(r"[^A-Za-z0-9._-]+", "-", env_part)
     return f"{env_part}-{traj.kind}-{time.strftime('%Y%m%d-%H%M%S')}"
 
 
@@ -101,6 +104,7 @@ def build_experiment(config: ExperimentConfig, **overrides: Any) -> Experiment:
         "exploration_wrapper_type": config.exploration,
         "make_train_env": functools.partial(_make_env, suite, "train"),
         "make_val_env": functools.partial(_make_env, suite, "val"),
+        "make_test_env": functools.partial(_make_env, suite, "test"),
         "val_timesteps_per_epoch": sched.val_timesteps_per_epoch,
         "parallel_actors": rollout.parallel_actors,
         "env_mode": rollout.env_mode,

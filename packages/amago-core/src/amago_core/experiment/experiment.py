@@ -109,6 +109,8 @@ class Experiment:
     """Returns an AMAGOEnv; or a list with one maker per actor."""
     make_val_env: Callable[[], Any] | Sequence[Callable[[], Any]] | None = None
     """Like make_train_env, for evaluation (never saved). None: make_train_env."""
+    make_test_env: Callable[[], Any] | Sequence[Callable[[], Any]] | None = None
+    """Env maker(s) for the final test (held-out tasks where the suite has them). None: make_val_env."""
 
     # ---- environment ------------------------------------------------------------------------------------
     parallel_actors: int = 12

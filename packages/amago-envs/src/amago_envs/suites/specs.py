@@ -200,13 +200,87 @@ class MazeRunnerConfig(EnvSuiteConfig):
         return self
 
 
+# ----- presets: the hyperparameters of AMAGO's examples for these suites (reference §6.3) -----
+
+_TMAZE_CORRIDOR = 10  # TMazeConfig.corridor_length's default; the lengths below follow from it
+_TMAZE_EPISODE = {"passive": _TMAZE_CORRIDOR + 1, "active": _TMAZE_CORRIDOR + 3}
+TMAZE_PRESETS: dict[str, dict[str, object]] = {
+    "*": {
+        "tstep_encoder": {
+            "kind": "ff",
+            "n_layers": 2,
+            "d_hidden": 128,
+            "d_output": 128,
+            "normalize_inputs": False,
+        },
+        "agent": {"kind": "agent", "reward_multiplier": 100.0, "gamma": 0.9999},
+        "exploration": {"kind": "egreedy", "eps_start": 1.0, "eps_end": 0.01, "steps_anneal": 100_000},
+        "rollout": {"sample_actions_train": False, "sample_actions_val": False},
+    },
+    **{
+        task: {
+            "run": {"max_seq_len": length},
+            "replay": {"traj_save_len": length},
+            "schedule": {"val_timesteps_per_epoch": length},
+        }
+        for task, length in _TMAZE_EPISODE.items()
+    },
+}
+"""Example 04 (T-Maze): argmax actions, reward x100, gamma 0.9999, one whole episode per sequence and file
+(lengths for the default 10-cell corridor; raise them with ``corridor_length``). Example 04's in-corridor
+epsilon (0.5 / horizon) has no exploration plugin here; plain epsilon-greedy anneals over 100k steps."""
+
+_LAKE_ROLLOUT = 25 * 10  # size² steps per attempt (5x5 lake) x k_episodes=10
+FROZEN_LAKE_PRESETS: dict[str, dict[str, object]] = {
+    "*": {
+        "tstep_encoder": {
+            "kind": "ff",
+            "n_layers": 1,
+            "d_hidden": 128,
+            "d_output": 64,
+            "normalize_inputs": False,
+        },
+        "traj_encoder": {"kind": "transformer", "d_model": 128, "d_ff": 512, "n_layers": 3},
+        "agent": {"kind": "agent", "tau": 0.004},
+        "exploration": {"kind": "egreedy", "eps_start": 1.0, "eps_end": 0.05, "steps_anneal": 1_000_000},
+        "run": {"max_seq_len": _LAKE_ROLLOUT},
+        "replay": {"traj_save_len": _LAKE_ROLLOUT, "dset_max_size": 12_500},
+        "rollout": {"parallel_actors": 32, "env_mode": "sync"},
+        "schedule": {
+            "epochs": 700,
+            "train_timesteps_per_epoch": _LAKE_ROLLOUT,
+            "train_batches_per_epoch": 1000,
+            "val_interval": 20,
+            "val_timesteps_per_epoch": 2 * _LAKE_ROLLOUT,
+            "ckpt_interval": 200,
+        },
+    }
+}
+"""Example 00 (Meta-Frozen-Lake): memory 128 x 3 layers, the whole k=10-attempt rollout (250 steps on the 5x5
+lake) as one sequence and file, 32 actors, two val rollouts. Hard mode doubles the attempt length."""
+
+_META_HORIZON = 500  # KeyDoorConfig.meta_rollout_horizon's default
+KEY_DOOR_PRESETS: dict[str, dict[str, object]] = {
+    "*": {
+        "tstep_encoder": {"kind": "ff", "n_layers": 2, "d_hidden": 128, "d_output": 64},
+        "agent": {"kind": "agent", "reward_multiplier": 100.0},
+        "exploration": {"kind": "bilevel", "steps_anneal": 500_000, "rollout_horizon": _META_HORIZON},
+        "run": {"max_seq_len": _META_HORIZON},
+        "replay": {"traj_save_len": _META_HORIZON},
+        "schedule": {"val_timesteps_per_epoch": 4 * _META_HORIZON},
+    }
+}
+"""Example 05 (Dark Key-To-Door): bilevel exploration over the 500-step meta-rollout, which is also the
+sequence and file length; reward x100."""
+
+
 TMAZE = ComponentSpec(
     name="tmaze",
     group=ENV_SUITES_GROUP,
     summary="T-Maze long-term recall (passive, or active with an oracle detour); numpy only.",
     config=TMazeConfig,
     factory="amago_envs.suites.tmaze:TMazeSuite",
-    extra={"tasks": list(TMAZE_TASKS), "default_task": "passive"},
+    extra={"tasks": list(TMAZE_TASKS), "default_task": "passive", "presets": TMAZE_PRESETS},
 )
 
 FROZEN_LAKE = ComponentSpec(
@@ -215,7 +289,7 @@ FROZEN_LAKE = ComponentSpec(
     summary="Meta-Frozen-Lake: k attempts per random lake, success logged per attempt; numpy only.",
     config=FrozenLakeConfig,
     factory="amago_envs.suites.frozen_lake:FrozenLakeSuite",
-    extra={"tasks": [], "default_task": None},
+    extra={"tasks": [], "default_task": None, "presets": FROZEN_LAKE_PRESETS},
 )
 
 KEY_DOOR = ComponentSpec(
@@ -224,7 +298,7 @@ KEY_DOOR = ComponentSpec(
     summary="Dark Key-To-Door finite-horizon meta-RL (Algorithm Distillation's room); numpy only.",
     config=KeyDoorConfig,
     factory="amago_envs.suites.key_door:KeyDoorSuite",
-    extra={"tasks": [], "default_task": None},
+    extra={"tasks": [], "default_task": None, "presets": KEY_DOOR_PRESETS},
 )
 
 MAZERUNNER = ComponentSpec(

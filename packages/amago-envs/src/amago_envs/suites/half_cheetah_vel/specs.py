@@ -1,0 +1,68 @@
+"""Spec and config of the ``half_cheetah_vel`` env suite (torch-, gymnasium- and mujoco-free)."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import Field, field_validator, model_validator
+
+from amago_core.config.component import EnvSuiteConfig
+from amago_core.plugins.spec import ComponentSpec
+from amago_envs.suites.specs import ENV_SUITES_GROUP, check_task
+
+
+class HalfCheetahVelConfig(EnvSuiteConfig):
+    """HalfCheetahVel: run at a hidden target velocity, inferred from rewards (single-episode meta-RL)."""
+
+    kind: Literal["half_cheetah_vel"] = "half_cheetah_vel"
+    """Registered name of this env suite."""
+
+    task_min_velocity: float = Field(0.0, ge=0.0)
+    """Lowest target velocity drawn per reset."""
+
+    task_max_velocity: float = Field(3.0, ge=0.0)
+    """Highest target velocity drawn per reset."""
+
+    ctrl_cost_weight: float = Field(0.05, ge=0.0)
+    """Weight of the squared-action cost subtracted from the reward (VariBAD's 0.05)."""
+
+    max_episode_steps: int = Field(1000, ge=1)
+    """Steps before the episode is truncated."""
+
+    @field_validator("task")
+    @classmethod
+    def _known_task(cls, task: str | None) -> str | None:
+        return check_task("half_cheetah_vel", task, ())
+
+    @model_validator(mode="after")
+    def _ordered_range(self) -> HalfCheetahVelConfig:
+        if self.task_min_velocity > self.task_max_velocity:
+            msg = (
+                f"task_min_velocity={self.task_min_velocity} exceeds task_max_velocity={self.task_max_velocity}; "
+                "swap or lower one of them."
+            )
+            raise ValueError(msg)
+        return self
+
+
+_SEQ_LEN = 32  # example 12's --policy_seq_len
+HALF_CHEETAH_VEL_PRESET: dict[str, object] = {
+    "agent": {"kind": "agent", "reward_multiplier": 1.0, "gamma": 0.99, "tau": 0.005},
+    "exploration": {"kind": "egreedy", "steps_anneal": 500_000},
+    "run": {"max_seq_len": _SEQ_LEN},
+    "replay": {"traj_save_len": 6 * _SEQ_LEN},
+    "schedule": {"val_timesteps_per_epoch": 1001},
+    "optim": {"learning_rate": 3e-4, "grad_clip": 2.0},
+}
+"""Example 12's hyperparameters (policy sequence length 32, one evaluation episode of 1000 steps per actor)."""
+
+HALF_CHEETAH_VEL = ComponentSpec(
+    name="half_cheetah_vel",
+    group=ENV_SUITES_GROUP,
+    summary="HalfCheetahVel: MuJoCo HalfCheetah with a hidden target velocity per episode (meta-RL).",
+    config=HalfCheetahVelConfig,
+    factory="amago_envs.suites.half_cheetah_vel.suite:HalfCheetahVelSuite",
+    requires=("mujoco",),
+    install_hint='pip install "amago-envs[half-cheetah-vel]"',
+    extra={"tasks": [], "default_task": None, "presets": {"*": HALF_CHEETAH_VEL_PRESET}},
+)

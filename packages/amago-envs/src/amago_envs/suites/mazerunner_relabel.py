@@ -1,0 +1,131 @@
+"""Hindsight instruction relabeling for MazeRunner (AMAGO's ``HindsightInstructionReplay``, example 13).
+
+A stored MazeRunner episode (``relabel_info=True`` observations: ``obs``, ``achieved`` (1, 2) and ``goals``
+(k, 2)) is rewritten so that cells the agent happened to reach become goals it was asked to reach: a few
+timesteps are picked, their ``achieved`` cells are merged in time order with the real goals the agent did
+complete, and the uncompleted real goals follow. MazeRunner's reward rule is then replayed on the new goal
+sequence, so rewards, the reward column of ``rl2s``, the ``goals`` observations and the episode's end all
+match what the env would have produced had it asked for those goals. ``achieved`` is dropped afterwards: the
+policy must not see it (it is the relabeling's answer key).
+
+Use it through the disk buffer, whose files must hold whole episodes (``traj_save_len > time_limit``)::
+
+    DiskTrajDataset(..., relabeler=MazeRunnerHindsightRelabeler(num_goals=3, strategy="some"))
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+import numpy as np
+
+from amago_core.data.dataset import Relabeler
+from amago_core.data.trajectory import FrozenTraj
+
+DONE_GOAL = -1  # MazeRunner's value for reached goals and padding (amago_envs.suites.mazerunner.DONE_GOAL)
+
+Strategy = Literal["all", "some", "none"]
+STRATEGIES: tuple[str, ...] = ("all", "some", "none")
+
+
+class MazeRunnerHindsightRelabeler(Relabeler):
+    """Relabels whole MazeRunner episodes with goals taken from the cells the agent reached.
+
+    Args:
+        num_goals: goals per episode of the env (``k``, the ``goals`` key's rows).
+        strategy: how many alternative goals to add when the agent completed ``n`` of ``k``: ``"all"`` adds
+            ``k - n`` (every relabeled episode succeeds), ``"some"`` a uniform count in ``[0, k - n]``,
+            ``"none"`` none (only ``achieved`` is dropped).
+        seed: seed of the relabeling randomness (None: fresh entropy). Dataloader workers are copies of the
+            dataset, so a seeded relabeler makes the same choices in each; leave it None for training.
+    """
+
+    def __init__(self, num_goals: int, strategy: Strategy = "some", seed: int | None = None) -> None:
+        if num_goals < 1:
+            msg = f"num_goals must be >= 1 (the env's goals per episode); got {num_goals}."
+            raise ValueError(msg)
+        if strategy not in STRATEGIES:
+            msg = f"strategy must be one of {STRATEGIES}; got {strategy!r}."
+            raise ValueError(msg)
+        self.num_goals = num_goals
+        self.strategy = strategy
+        self.rng = np.random.default_rng(seed)
+
+    def relabel(self, traj: FrozenTraj) -> FrozenTraj:
+        """Returns ``traj`` with relabeled goals and rewards, possibly shortened, without ``achieved``.
+
+        Raises:
+            KeyError: the trajectory lacks the ``achieved`` or ``goals`` observation key (an env built without
+                ``relabel_info``).
+            ValueError: the ``goals`` key does not have ``num_goals`` rows, or the file is not a whole episode.
+        """
+        missing = [k for k in ("achieved", "goals") if k not in traj.obs]
+        if missing:
+            msg = (
+                f"MazeRunner relabeling needs observation keys 'achieved' and 'goals'; missing {missing}. "
+                "Collect with the mazerunner suite's relabel_info=True."
+            )
+            raise KeyError(msg)
+        goals_obs = traj.obs["goals"]
+        if goals_obs.shape[1:] != (self.num_goals, 2):
+            msg = f"'goals' observations have shape {goals_obs.shape[1:]}; expected ({self.num_goals}, 2)."
+            raise ValueError(msg)
+        if int(traj.time_idxs[0, 0]) != 0:
+            msg = (
+                f"MazeRunner relabeling needs whole episodes, got a file starting at step {int(traj.time_idxs[0, 0])}; "
+                "set replay.traj_save_len above the env's time_limit and replay.stagger_traj_file_lengths=false."
+            )
+            raise ValueError(msg)
+        achieved = traj.obs.pop("achieved").reshape(-1, 2)
+        if self.strategy == "none":
+            return traj
+        k = self.num_goals
+        real_goals = [tuple(g) for g in goals_obs[0] if (g != DONE_GOAL).all()]
+        # Transition t leads to observation t + 1: a reward there means a real goal was reached at t + 1.
+        reward_steps = [int(t) + 1 for t in np.flatnonzero(traj.rews[:, 0] > 0)]
+        n_done = len(reward_steps)
+        n_new = k - n_done if self.strategy == "all" else int(self.rng.integers(0, k - n_done + 1))
+        candidates = np.setdiff1d(np.arange(1, len(achieved)), reward_steps)
+        n_new = min(n_new, len(candidates))
+        if n_new == 0:
+            return traj
+        new_steps = self.rng.choice(candidates, size=n_new, replace=False)
+        hit_steps = sorted([*reward_steps, *(int(t) for t in new_steps)])
+        # Completed goals (real and alternative) in the order they were reached, then the real goals still open.
+        sequence = [tuple(achieved[t]) for t in hit_steps] + real_goals[n_done:]
+        return _replay(traj, achieved, sequence[:k], k)
+
+
+def _replay(traj: FrozenTraj, achieved: np.ndarray, sequence: list[tuple[int, ...]], k: int) -> FrozenTraj:
+    """Rewrites ``traj`` (in place) as MazeRunner would have played it with goal ``sequence``."""
+    n_obs = len(achieved)
+    offset = k - len(sequence)  # MazeRunner pads short sequences at the front
+    goal_rows = np.full((k, 2), DONE_GOAL, dtype=traj.obs["goals"].dtype)
+    goal_rows[offset:] = np.asarray(sequence, dtype=goal_rows.dtype)
+    goals = np.empty((n_obs, k, 2), dtype=goal_rows.dtype)
+    rews = np.zeros_like(traj.rews)
+    active = 0
+    end = n_obs  # observations kept
+    goals[0] = goal_rows
+    for t in range(n_obs - 1):
+        if active < len(sequence) and tuple(achieved[t + 1]) == sequence[active]:
+            rews[t, 0] = 1.0
+            goal_rows[offset + active] = DONE_GOAL
+            active += 1
+        goals[t + 1] = goal_rows
+        if active == len(sequence):
+            end = t + 2
+            break
+    traj.obs["goals"] = goals
+    traj.rews = rews
+    traj.rl2s[1:, 0] = rews[:, 0]
+    if end < n_obs:
+        # Every goal done before the stored episode ended: MazeRunner would have terminated here.
+        traj.dones[end - 2, 0] = True
+        traj.obs = {key: value[:end] for key, value in traj.obs.items()}
+        traj.rl2s = traj.rl2s[:end]
+        traj.time_idxs = traj.time_idxs[:end]
+        traj.rews = traj.rews[: end - 1]
+        traj.dones = traj.dones[: end - 1]
+        traj.actions = traj.actions[: end - 1]
+    return traj

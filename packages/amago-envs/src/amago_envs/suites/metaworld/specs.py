@@ -1,0 +1,91 @@
+"""Spec and config of the ``metaworld`` env suite (torch-, gymnasium- and metaworld-free: listing loads it).
+
+Env ids: ``metaworld-ml1-<env>`` / ``metaworld-mt1-<env>`` for one Meta-World environment (``reach-v3``...),
+``metaworld-ml10``, ``-ml25``, ``-ml45`` for the meta-learning benchmarks (held-out test environments) and
+``metaworld-mt10``, ``-mt25``, ``-mt50`` for the multi-task ones (no test environments: test uses train tasks).
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import Field, field_validator
+
+from amago_core.config.component import EnvSuiteConfig
+from amago_core.plugins.spec import ComponentSpec
+from amago_envs.suites.specs import ENV_SUITES_GROUP, check_task
+
+METAWORLD_ENVS: tuple[str, ...] = (
+    "assembly-v3", "basketball-v3", "bin-picking-v3", "box-close-v3", "button-press-topdown-v3",
+    "button-press-topdown-wall-v3", "button-press-v3", "button-press-wall-v3", "coffee-button-v3",
+    "coffee-pull-v3", "coffee-push-v3", "dial-turn-v3", "disassemble-v3", "door-close-v3", "door-lock-v3",
+    "door-open-v3", "door-unlock-v3", "hand-insert-v3", "drawer-close-v3", "drawer-open-v3", "faucet-open-v3",
+    "faucet-close-v3", "hammer-v3", "handle-press-side-v3", "handle-press-v3", "handle-pull-side-v3",
+    "handle-pull-v3", "lever-pull-v3", "pick-place-wall-v3", "pick-out-of-hole-v3", "pick-place-v3",
+    "plate-slide-v3", "plate-slide-side-v3", "plate-slide-back-v3", "plate-slide-back-side-v3",
+    "peg-insert-side-v3", "peg-unplug-side-v3", "soccer-v3", "stick-push-v3", "stick-pull-v3", "push-v3",
+    "push-wall-v3", "push-back-v3", "reach-v3", "reach-wall-v3", "shelf-place-v3", "sweep-into-v3", "sweep-v3",
+    "window-open-v3", "window-close-v3",
+)  # fmt: skip
+"""Meta-World 3.x environment names (``metaworld.env_dict.ALL_V3_ENVIRONMENTS``), written out so that listing
+the suite's tasks needs no metaworld import; a test checks them against the installed library."""
+
+MULTI_ENV_BENCHMARKS: tuple[str, ...] = ("ml10", "ml25", "ml45", "mt10", "mt25", "mt50")
+"""Benchmarks over many environments (a random environment, then a random goal, per meta-episode)."""
+
+METAWORLD_TASKS: tuple[str, ...] = (
+    MULTI_ENV_BENCHMARKS
+    + tuple(f"ml1-{e}" for e in METAWORLD_ENVS)
+    + tuple(f"mt1-{e}" for e in METAWORLD_ENVS)
+)
+
+
+class MetaworldConfig(EnvSuiteConfig):
+    """Meta-World as k-shot meta-RL: ``k_episodes`` trials on one task per meta-episode (AMAGO's example 07)."""
+
+    kind: Literal["metaworld"] = "metaworld"
+    """Registered name of this env suite."""
+
+    k_episodes: int = Field(3, ge=1)
+    """Trials (soft resets) on the same task before the meta-episode ends."""
+
+    max_episode_steps: int = Field(500, ge=1, le=500)
+    """Steps of one trial; Meta-World's own limit is 500."""
+
+    benchmark_seed: int | None = 0
+    """Seed of Meta-World's goal sampling. Fixed by default so that every actor process (and the val and test
+    envs) shares one set of train and test goals; None draws new goals in each process."""
+
+    @field_validator("task")
+    @classmethod
+    def _known_task(cls, task: str | None) -> str | None:
+        return check_task("metaworld", task, METAWORLD_TASKS)
+
+
+_K = 3  # example 07's default --k; the preset's lengths below are derived from it
+METAWORLD_PRESET: dict[str, object] = {
+    "tstep_encoder": {"kind": "ff"},
+    "agent": {"kind": "agent", "reward_multiplier": 1.0, "num_critics": 4},
+    "exploration": {"kind": "bilevel", "steps_anneal": 2_000_000, "rollout_horizon": 500 * _K},
+    "run": {"max_seq_len": 256},
+    "replay": {"traj_save_len": min(500 * _K + 1, 4 * 256)},
+    "schedule": {"val_timesteps_per_epoch": 15 * _K * 500 + 1},
+    "optim": {"learning_rate": 5e-4, "grad_clip": 2.0},
+}
+"""Example 07's hyperparameters for ``k_episodes=3`` (set ``exploration.rollout_horizon`` to 500·k for
+another k). Its two-hot critic bounds are not carried: this agent's critic has no two-hot range setting."""
+
+METAWORLD = ComponentSpec(
+    name="metaworld",
+    group=ENV_SUITES_GROUP,
+    summary="Meta-World ML1/ML10/ML45 (+ MT) as k-shot meta-RL with per-task success metrics.",
+    config=MetaworldConfig,
+    factory="amago_envs.suites.metaworld.suite:MetaworldSuite",
+    requires=("metaworld", "mujoco"),
+    install_hint='pip install "amago-envs[metaworld]"',
+    extra={
+        "tasks": list(METAWORLD_TASKS),
+        "default_task": "ml1-reach-v3",
+        "presets": {"*": METAWORLD_PRESET},
+    },
+)

@@ -1,0 +1,55 @@
+"""``MetaworldSuite``: the ``metaworld`` env suite (k-shot Meta-World, train goals for train/val, test for test)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from amago_core.suggest import did_you_mean
+from amago_envs.env import AMAGOEnv
+from amago_envs.suites.metaworld.kshot import KShotMetaworld
+from amago_envs.suites.metaworld.specs import MetaworldConfig
+from amago_envs.suites.suite import SPLITS, BuiltinSuite
+
+
+class MetaworldSuite(BuiltinSuite):
+    """The ``metaworld`` env suite (env ids ``metaworld-ml45``, ``metaworld-ml1-reach-v3``...).
+
+    ``train`` and ``val`` envs draw train tasks; ``test`` envs draw the benchmark's test tasks (held-out
+    environments for ML10/ML25/ML45, held-out goals for ML1, train tasks for the MT benchmarks).
+    """
+
+    config_type = MetaworldConfig
+    config: MetaworldConfig
+
+    @property
+    def default_task(self) -> str:
+        """``ml1-reach-v3``."""
+        return "ml1-reach-v3"
+
+    @property
+    def env_name(self) -> str:
+        """The benchmark (``ml45``); envs name themselves by the Meta-World environment of each meta-episode."""
+        return self.task or self.default_task
+
+    def make_gym_env(self, split: str = "train") -> KShotMetaworld:
+        """The k-shot env on the ``train`` (train and val) or ``test`` tasks."""
+        cfg = self.config
+        return KShotMetaworld(
+            benchmark=self.env_name,
+            split="test" if split == "test" else "train",
+            k_episodes=cfg.k_episodes,
+            max_episode_steps=cfg.max_episode_steps,
+            benchmark_seed=cfg.benchmark_seed,
+        )
+
+    def make_env(self, split: str = "train") -> Any:
+        """One k-shot env for ``split`` in ``AMAGOEnv``, named per meta-episode by its Meta-World environment.
+
+        Raises:
+            ValueError: ``split`` is not train, val or test.
+        """
+        if split not in SPLITS:
+            msg = f"unknown split {split!r}.{did_you_mean(split, SPLITS)} Use one of: {', '.join(SPLITS)}."
+            raise ValueError(msg)
+        # env_name=None: AMAGOEnv reads the env's current name, so metrics are kept per Meta-World environment.
+        return AMAGOEnv(self.make_gym_env(split), env_name=None)

@@ -1,0 +1,84 @@
+"""Examples 00, 04, 05, 07, 12, 13 and 14 run end to end with ``--smoke``.
+
+The scripts run as ``__main__`` in two subprocesses (the machine has 2 cores), a few scripts each: every fresh
+interpreter pays for importing torch (seconds, more where bytecode caching is off), so one per script would
+triple the time without testing anything more.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import subprocess
+import sys
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import pytest
+
+EXAMPLES_DIR = Path(__file__).resolve().parents[3] / "examples"
+EXAMPLES = {
+    "07_metaworld.py": ("metaworld",),
+    "00_meta_frozen_lake.py": (),
+    "04_tmaze.py": (),
+    "13_mazerunner_relabel.py": (),
+    "14_d4rl.py": ("minari",),
+    "12_half_cheetah_vel.py": ("mujoco",),
+    "05_dark_key_door.py": (),
+}
+"""Script -> the libraries it needs (skipped where one is missing); ordered to balance the two batches."""
+
+DRIVER = """
+import runpy, sys, traceback
+for path in sys.argv[1:]:
+    sys.argv = [path, "--smoke"]
+    print(f"@@start {path}", flush=True)
+    try:
+        runpy.run_path(path, run_name="__main__")
+        print(f"@@ok {path}", flush=True)
+    except BaseException:
+        traceback.print_exc(file=sys.stdout)
+        print(f"@@fail {path}", flush=True)
+"""
+
+
+def _runnable() -> list[str]:
+    return [name for name, needs in EXAMPLES.items() if all(importlib.util.find_spec(m) for m in needs)]
+
+
+@pytest.fixture(scope="module")
+def smoke_outputs(tmp_path_factory) -> dict[str, str]:
+    """Each runnable script's stdout, ending in ``@@ok`` or ``@@fail`` (or missing if its batch died)."""
+    cwd = tmp_path_factory.mktemp("examples")  # the scripts use temp folders; nothing lands in the repo
+    env = {**os.environ, "MUJOCO_GL": "disable", "PYTHONWARNINGS": "ignore"}
+    names = _runnable()
+    batches = [names[0::2], names[1::2]]
+
+    def run(batch: list[str]) -> str:
+        paths = [str(EXAMPLES_DIR / name) for name in batch]
+        result = subprocess.run(
+            [sys.executable, "-c", DRIVER, *paths],
+            capture_output=True,
+            text=True,
+            cwd=cwd,
+            env=env,
+            timeout=300,
+        )
+        return result.stdout + result.stderr[-3000:]
+
+    outputs: dict[str, str] = {}
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        for text in pool.map(run, batches):
+            for chunk in text.split("@@start ")[1:]:
+                path, _, rest = chunk.partition("\n")
+                outputs[Path(path).name] = rest
+    return outputs
+
+
+@pytest.mark.parametrize("name", list(EXAMPLES))
+def test_example_smoke(name: str, smoke_outputs: dict[str, str]) -> None:
+    if name not in _runnable():
+        pytest.skip(f"{name} needs {', '.join(EXAMPLES[name])}")
+    output = smoke_outputs.get(name, "(never started: its batch died)")
+    assert f"@@ok {EXAMPLES_DIR / name}" in output, output[-4000:]
+    assert '"Average Total Return (Across All Env Names)"' in output
