@@ -11,19 +11,11 @@ command on stderr and exits with status 2.
 from __future__ import annotations
 
 import argparse
-import json
-import sys
-import tempfile
 from typing import Any
 
-from amago_core.config.experiment import ExperimentConfig
-from amago_core.config.presets import preset_for_env
-from amago_core.config.sources import deep_merge
-from amago_core.experiment.builder import build_experiment
-from amago_core.plugins.errors import PluginError
+from _launch import add_common_flags, launch
 
-MISSING_EXIT_CODE = 2
-"""Exit status when procgen is not installed here (the message names the install command)."""
+from amago_core.plugins.errors import PluginError
 
 HORIZONS = {"easy": 2000, "easy-rescaled": 2000, "memory-hard": 5000}
 
@@ -55,41 +47,26 @@ def main(argv: list[str] | None = None) -> dict[str, float]:
     parser.add_argument("--train-seeds", type=int, default=10_000, help="train levels are [0, train_seeds]")
     parser.add_argument("--max-seq-len", type=int, default=256)
     parser.add_argument("--parallel-actors", type=int, default=12)
-    parser.add_argument("--traj-encoder", default="transformer")
-    parser.add_argument("--epochs", type=int, default=1000)
-    parser.add_argument("--run-name", default="procgen")
-    parser.add_argument("--ckpt-base-dir", default="runs")
-    parser.add_argument("--smoke", action="store_true", help="a tiny job in a temp folder (seconds)")
+    add_common_flags(parser, epochs=1000, run_name="procgen")
     args = parser.parse_args(argv)
     horizon = 16 if args.smoke else HORIZONS[args.distribution]
     seq_len = 8 if args.smoke else args.max_seq_len
     env_id = f"procgen-{args.distribution}"
     job: dict[str, Any] = {
         "env": {"id": env_id, "train_seeds": args.train_seeds},
-        "traj_encoder": {"kind": args.traj_encoder},
         "rollout": {"parallel_actors": args.parallel_actors},
-        "run": {"name": args.run_name, "ckpt_base_dir": args.ckpt_base_dir, "max_seq_len": seq_len},
+        "run": {"max_seq_len": seq_len},
         "replay": {"traj_save_len": 4 * seq_len},
-        "schedule": {"epochs": args.epochs, "val_timesteps_per_epoch": 5 * horizon + 1},
-        "logging": {"verbose": not args.smoke, "plot": False},
+        "schedule": {"val_timesteps_per_epoch": 5 * horizon + 1},
     }
-    if args.smoke:
-        job = deep_merge(job, SMOKE)
-        job["run"]["ckpt_base_dir"] = tempfile.mkdtemp(prefix="amago-09-")
-    try:
-        config = ExperimentConfig.model_validate(deep_merge(preset_for_env(env_id) or {}, job))
-        experiment = build_experiment(config)
-    except PluginError as exc:
-        print(f"09_procgen: {exc}", file=sys.stderr)
-        raise SystemExit(MISSING_EXIT_CODE) from None
-    experiment.start()
-    try:
-        experiment.learn()
-        metrics = experiment.evaluate_test(experiment.make_val_env, horizon if args.smoke else 20 * horizon)
-    finally:
-        experiment.close()
-    print(json.dumps(metrics, indent=2))
-    return metrics
+    return launch(
+        job,
+        args,
+        smoke_job=SMOKE,
+        eval_timesteps=horizon if args.smoke else 20 * horizon,
+        name="09_procgen",
+        missing=(PluginError,),
+    )
 
 
 if __name__ == "__main__":

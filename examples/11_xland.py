@@ -11,19 +11,11 @@ says how to pre-fetch them). One trajectory file holds a whole k-episode rollout
 from __future__ import annotations
 
 import argparse
-import json
-import sys
-import tempfile
 from typing import Any
 
-from amago_core.config.experiment import ExperimentConfig
-from amago_core.config.presets import preset_for_env
-from amago_core.config.sources import deep_merge
-from amago_core.experiment.builder import build_experiment
-from amago_core.plugins.errors import PluginError
+from _launch import add_common_flags, launch
 
-MISSING_EXIT_CODE = 2
-"""Exit status when the xland extra (or a named benchmark file) is missing; the message says what to do."""
+from amago_core.plugins.errors import PluginError
 
 SMOKE: dict[str, Any] = {
     "env": {"num_rulesets": 20},
@@ -46,11 +38,7 @@ def main(argv: list[str] | None = None) -> dict[str, float]:
     parser.add_argument("--max-seq-len", type=int, default=2048)
     parser.add_argument("--parallel-actors", type=int, default=16, help="rows in the jax batch")
     parser.add_argument("--timesteps-per-epoch", type=int, default=1000)
-    parser.add_argument("--traj-encoder", default="transformer")
-    parser.add_argument("--epochs", type=int, default=1000)
-    parser.add_argument("--run-name", default="xland")
-    parser.add_argument("--ckpt-base-dir", default="runs")
-    parser.add_argument("--smoke", action="store_true", help="a tiny job in a temp folder (seconds)")
+    add_common_flags(parser, epochs=1000, run_name="xland")
     args = parser.parse_args(argv)
     k = 2 if args.smoke else args.k_episodes
     max_steps = 4 if args.smoke else 3 * args.grid_size**2  # xminigrid's default episode limit
@@ -68,38 +56,25 @@ def main(argv: list[str] | None = None) -> dict[str, float]:
             "max_steps": max_steps,
         },
         "rollout": {"env_mode": "already_vectorized", "parallel_actors": actors},
-        "traj_encoder": {"kind": args.traj_encoder},
         "run": {
-            "name": args.run_name,
-            "ckpt_base_dir": args.ckpt_base_dir,
             "max_seq_len": min(args.max_seq_len, traj_len),
         },
         "replay": {"traj_save_len": traj_len, "stagger_traj_file_lengths": False},
         "schedule": {
-            "epochs": args.epochs,
             "train_timesteps_per_epoch": per_epoch,
             "val_timesteps_per_epoch": traj_len,
             "start_learning_at_epoch": traj_len // per_epoch,
         },
-        "logging": {"verbose": not args.smoke, "plot": False},
     }
-    if args.smoke:
-        job = deep_merge(job, SMOKE)
-        job["run"]["ckpt_base_dir"] = tempfile.mkdtemp(prefix="amago-11-")
-    try:
-        config = ExperimentConfig.model_validate(deep_merge(preset_for_env(env_id) or {}, job))
-        experiment = build_experiment(config)
-        experiment.start()
-    except (PluginError, ValueError) as exc:  # a missing benchmark file is a ValueError with the fix in it
-        print(f"11_xland: {' '.join(str(exc).split())}", file=sys.stderr)
-        raise SystemExit(MISSING_EXIT_CODE) from None
-    try:
-        experiment.learn()
-        metrics = experiment.evaluate_test(experiment.make_val_env, traj_len)
-    finally:
-        experiment.close()
-    print(json.dumps(metrics, indent=2))
-    return metrics
+    # A missing benchmark file is a ValueError with the fix in it.
+    return launch(
+        job,
+        args,
+        smoke_job=SMOKE,
+        eval_timesteps=traj_len,
+        name="11_xland",
+        missing=(PluginError, ValueError),
+    )
 
 
 if __name__ == "__main__":

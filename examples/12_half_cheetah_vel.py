@@ -11,31 +11,21 @@ sequence. Needs ``pip install "amago-envs[half-cheetah-vel]"``.
 from __future__ import annotations
 
 import argparse
-import json
-import tempfile
 from typing import Any
 
-from amago_core.config.experiment import ExperimentConfig
-from amago_core.config.presets import preset_for_env
-from amago_core.config.sources import deep_merge
-from amago_core.experiment.builder import build_experiment
+from _launch import TINY_TRANSFORMER, add_common_flags, launch
 
-SMOKE: dict[str, Any] = {
-    "env": {"max_episode_steps": 10},
-    "traj_encoder": {"kind": "transformer", "d_model": 16, "n_heads": 2, "d_ff": 32, "n_layers": 1},
-    "tstep_encoder": {"kind": "ff", "d_hidden": 16, "d_output": 16},
-    "run": {"max_seq_len": 8},
-    "replay": {"traj_save_len": 11},
-    "rollout": {"parallel_actors": 2},
-    "schedule": {
-        "epochs": 1,
-        "train_timesteps_per_epoch": 11,
-        "train_batches_per_epoch": 2,
-        "val_interval": 1,
-        "val_timesteps_per_epoch": 11,
+from amago_core.config.sources import deep_merge
+
+SMOKE = deep_merge(
+    TINY_TRANSFORMER,
+    {
+        "env": {"max_episode_steps": 10},
+        "run": {"max_seq_len": 8},
+        "replay": {"traj_save_len": 11},
+        "schedule": {"train_timesteps_per_epoch": 11, "val_timesteps_per_epoch": 11},
     },
-    "optim": {"batch_size": 2},
-}
+)
 
 
 def main(argv: list[str] | None = None) -> dict[str, float]:
@@ -45,11 +35,7 @@ def main(argv: list[str] | None = None) -> dict[str, float]:
     parser.add_argument("--eval-episodes-per-actor", type=int, default=1)
     parser.add_argument("--task-min-velocity", type=float, default=0.0)
     parser.add_argument("--task-max-velocity", type=float, default=3.0)
-    parser.add_argument("--traj-encoder", default="transformer")
-    parser.add_argument("--epochs", type=int, default=1000)
-    parser.add_argument("--run-name", default="half-cheetah-vel")
-    parser.add_argument("--ckpt-base-dir", default="runs")
-    parser.add_argument("--smoke", action="store_true", help="a tiny job in a temp folder (seconds)")
+    add_common_flags(parser, epochs=1000, run_name="half-cheetah-vel")
     args = parser.parse_args(argv)
     job: dict[str, Any] = {
         "env": {
@@ -57,29 +43,19 @@ def main(argv: list[str] | None = None) -> dict[str, float]:
             "task_min_velocity": args.task_min_velocity,
             "task_max_velocity": args.task_max_velocity,
         },
-        "traj_encoder": {"kind": args.traj_encoder},
         "run": {
-            "name": args.run_name,
-            "ckpt_base_dir": args.ckpt_base_dir,
             "max_seq_len": args.policy_seq_len,
         },
         "replay": {"traj_save_len": 6 * args.policy_seq_len},
-        "schedule": {"epochs": args.epochs, "val_timesteps_per_epoch": 1001 * args.eval_episodes_per_actor},
-        "logging": {"verbose": not args.smoke, "plot": False},
+        "schedule": {"val_timesteps_per_epoch": 1001 * args.eval_episodes_per_actor},
     }
-    if args.smoke:
-        job = deep_merge(job, SMOKE)
-        job["run"]["ckpt_base_dir"] = tempfile.mkdtemp(prefix="amago-12-")
-    config = ExperimentConfig.model_validate(deep_merge(preset_for_env("half-cheetah-vel") or {}, job))
-    experiment = build_experiment(config)
-    experiment.start()
-    try:
-        experiment.learn()
-        metrics = experiment.evaluate_test(experiment.make_val_env, config.schedule.val_timesteps_per_epoch)
-    finally:
-        experiment.close()
-    print(json.dumps(metrics, indent=2))
-    return metrics
+    return launch(
+        job,
+        args,
+        smoke_job=SMOKE,
+        eval_timesteps=lambda config: config.schedule.val_timesteps_per_epoch,
+        name="12",
+    )
 
 
 if __name__ == "__main__":

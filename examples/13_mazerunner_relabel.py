@@ -12,24 +12,15 @@ rewrites them whole) and the policy reads only ``obs`` and ``goals`` (``achieved
 from __future__ import annotations
 
 import argparse
-import json
-import tempfile
 from typing import Any
 
+from _launch import TINY_TRANSFORMER, add_common_flags, launch
+
 from amago_core.config.experiment import ExperimentConfig
-from amago_core.config.presets import preset_for_env
-from amago_core.config.sources import deep_merge
 from amago_core.data.disk_buffer import DiskTrajDataset
-from amago_core.experiment.builder import build_experiment
 from amago_envs.suites.mazerunner_relabel import MazeRunnerHindsightRelabeler
 
-SMOKE: dict[str, Any] = {
-    "traj_encoder": {"kind": "transformer", "d_model": 16, "n_heads": 2, "d_ff": 32, "n_layers": 1},
-    "tstep_encoder": {"kind": "ff", "d_hidden": 16, "d_output": 16},
-    "rollout": {"parallel_actors": 2},
-    "schedule": {"epochs": 1, "train_batches_per_epoch": 2, "val_interval": 1},
-    "optim": {"batch_size": 2},
-}
+SMOKE = TINY_TRANSFORMER
 
 
 def main(argv: list[str] | None = None) -> dict[str, float]:
@@ -40,11 +31,7 @@ def main(argv: list[str] | None = None) -> dict[str, float]:
     parser.add_argument("--time-limit", type=int, default=250)
     parser.add_argument("--relabel", choices=["some", "all", "none"], default="some")
     parser.add_argument("--randomized-actions", action="store_true")
-    parser.add_argument("--traj-encoder", default="transformer")
-    parser.add_argument("--epochs", type=int, default=500)
-    parser.add_argument("--run-name", default="mazerunner-relabel")
-    parser.add_argument("--ckpt-base-dir", default="runs")
-    parser.add_argument("--smoke", action="store_true", help="a tiny job in a temp folder (seconds)")
+    add_common_flags(parser, epochs=500, run_name="mazerunner-relabel")
     args = parser.parse_args(argv)
     limit = 12 if args.smoke else args.time_limit
     job: dict[str, Any] = {
@@ -63,37 +50,33 @@ def main(argv: list[str] | None = None) -> dict[str, float]:
             "d_output": 256,
             "obs_keys": ["obs", "goals"],
         },
-        "traj_encoder": {"kind": args.traj_encoder},
         "exploration": {"kind": "egreedy", "steps_anneal": 500_000},
-        "run": {"name": args.run_name, "ckpt_base_dir": args.ckpt_base_dir, "max_seq_len": limit},
+        "run": {"max_seq_len": limit},
         # One file per whole episode: relabeling needs the episode from its first goal to its end.
         "replay": {"traj_save_len": limit + 1, "stagger_traj_file_lengths": False},
         "schedule": {
-            "epochs": args.epochs,
             "train_timesteps_per_epoch": limit + 1,
             "val_timesteps_per_epoch": 5 * limit,
         },
-        "logging": {"verbose": not args.smoke, "plot": False},
     }
-    if args.smoke:
-        job = deep_merge(job, SMOKE)
-        job["run"]["ckpt_base_dir"] = tempfile.mkdtemp(prefix="amago-13-")
-    config = ExperimentConfig.model_validate(deep_merge(preset_for_env("mazerunner") or {}, job))
-    dataset = DiskTrajDataset(
-        dset_root=config.run.ckpt_base_dir,
-        dset_name=args.run_name,
-        dset_max_size=config.replay.dset_max_size,
-        relabeler=MazeRunnerHindsightRelabeler(num_goals=args.goals, strategy=args.relabel),
+
+    def relabeling_dataset(config: ExperimentConfig) -> dict[str, Any]:
+        dataset = DiskTrajDataset(
+            dset_root=config.run.ckpt_base_dir,
+            dset_name=args.run_name,
+            dset_max_size=config.replay.dset_max_size,
+            relabeler=MazeRunnerHindsightRelabeler(num_goals=args.goals, strategy=args.relabel),
+        )
+        return {"dataset": dataset}
+
+    return launch(
+        job,
+        args,
+        smoke_job=SMOKE,
+        eval_timesteps=5 * limit if args.smoke else 20 * limit,
+        name="13",
+        before_build=relabeling_dataset,
     )
-    experiment = build_experiment(config, dataset=dataset)
-    experiment.start()
-    try:
-        experiment.learn()
-        metrics = experiment.evaluate_test(experiment.make_val_env, 5 * limit if args.smoke else 20 * limit)
-    finally:
-        experiment.close()
-    print(json.dumps(metrics, indent=2))
-    return metrics
 
 
 if __name__ == "__main__":

@@ -13,27 +13,19 @@ must be local (``minari download ID`` where there is network access).
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import tempfile
 from typing import Any
 
+from _launch import TINY_TRANSFORMER, add_common_flags, launch
+
 from amago_core.config.experiment import ExperimentConfig
-from amago_core.config.presets import preset_for_env
 from amago_core.config.sources import deep_merge
-from amago_core.experiment.builder import build_experiment
 from amago_envs.suites.d4rl.convert import convert_dataset
 from amago_envs.suites.d4rl.specs import NEVER_COLLECT
 
 SMOKE_DATASET = "amagosmoke/pendulum-random-v0"
-SMOKE: dict[str, Any] = {
-    "traj_encoder": {"kind": "transformer", "d_model": 16, "n_heads": 2, "d_ff": 32, "n_layers": 1},
-    "tstep_encoder": {"kind": "ff", "d_hidden": 16, "d_output": 16},
-    "run": {"max_seq_len": 8},
-    "rollout": {"parallel_actors": 2},
-    "schedule": {"epochs": 2, "train_batches_per_epoch": 2, "val_interval": 1},
-    "optim": {"batch_size": 2},
-}
+SMOKE = deep_merge(TINY_TRANSFORMER, {"run": {"max_seq_len": 8}, "schedule": {"epochs": 2}})
 
 
 def make_smoke_dataset(episodes: int = 4, steps: int = 20) -> str:
@@ -62,47 +54,39 @@ def main(argv: list[str] | None = None) -> dict[str, float]:
     parser.add_argument("--max-seq-len", type=int, default=32)
     parser.add_argument("--online-after-epoch", type=int, default=None, help="collect online from this epoch")
     parser.add_argument("--eval-timesteps", type=int, default=1001)
-    parser.add_argument("--traj-encoder", default="transformer")
-    parser.add_argument("--epochs", type=int, default=500)
-    parser.add_argument("--run-name", default="d4rl")
-    parser.add_argument("--ckpt-base-dir", default="runs")
-    parser.add_argument(
-        "--smoke", action="store_true", help="a tiny dataset and job in temp folders (seconds)"
+    add_common_flags(
+        parser, epochs=500, run_name="d4rl", smoke_help="a tiny dataset and job in temp folders (seconds)"
     )
     args = parser.parse_args(argv)
-    if args.smoke:
-        args.dataset, args.online_after_epoch = make_smoke_dataset(), 1
-        args.ckpt_base_dir, args.eval_timesteps = tempfile.mkdtemp(prefix="amago-14-"), 21
+    if args.smoke:  # the run folder is launch's temporary one
+        args.dataset, args.online_after_epoch, args.eval_timesteps = make_smoke_dataset(), 1, 21
     if not args.dataset:
         parser.error("--dataset is required (a local minari dataset id); or pass --smoke")
-    files = convert_dataset(args.dataset, args.ckpt_base_dir, args.run_name)
-    print(f"converted {len(files)} episodes of {args.dataset} into the protected buffer")
     job: dict[str, Any] = {
         "env": {"id": "d4rl", "dataset": args.dataset},
-        "traj_encoder": {"kind": args.traj_encoder},
-        "run": {"name": args.run_name, "ckpt_base_dir": args.ckpt_base_dir, "max_seq_len": args.max_seq_len},
+        "run": {"max_seq_len": args.max_seq_len},
         "schedule": {
-            "epochs": args.epochs,
             "start_collecting_at_epoch": NEVER_COLLECT
             if args.online_after_epoch is None
             else args.online_after_epoch,
             "train_timesteps_per_epoch": args.eval_timesteps,
             "val_timesteps_per_epoch": args.eval_timesteps,
         },
-        "logging": {"verbose": not args.smoke, "plot": False},
     }
-    if args.smoke:
-        job = deep_merge(job, SMOKE)
-    config = ExperimentConfig.model_validate(deep_merge(preset_for_env("d4rl") or {}, job))
-    experiment = build_experiment(config)
-    experiment.start()
-    try:
-        experiment.learn()
-        metrics = experiment.evaluate_test(experiment.make_val_env, args.eval_timesteps)
-    finally:
-        experiment.close()
-    print(json.dumps(metrics, indent=2))
-    return metrics
+
+    def convert(config: ExperimentConfig) -> None:
+        """Writes the dataset's episodes into the run's protected buffer (the final run folder)."""
+        files = convert_dataset(args.dataset, config.run.ckpt_base_dir, args.run_name)
+        print(f"converted {len(files)} episodes of {args.dataset} into the protected buffer")
+
+    return launch(
+        job,
+        args,
+        smoke_job=SMOKE,
+        eval_timesteps=args.eval_timesteps,
+        name="14",
+        before_build=convert,
+    )
 
 
 if __name__ == "__main__":

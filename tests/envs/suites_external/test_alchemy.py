@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import importlib.util
-import subprocess
-import sys
 
 import numpy as np
 import pytest
@@ -12,8 +10,6 @@ from typer.testing import CliRunner
 
 from amago_core.cli.app import app
 from amago_core.config.presets import preset_for_env
-from amago_core.plugins.errors import MissingRequirementError
-from amago_core.plugins.registry import registries
 from amago_envs.env import AMAGOEnv
 from amago_envs.suites.alchemy.specs import ALCHEMY_INSTALL_HINT
 
@@ -64,15 +60,11 @@ class FakeTrialEnv(dm_env.Environment):
         self.closed = True
 
 
-def test_alchemy_is_listed_as_missing_with_the_git_install_command() -> None:
+def test_alchemy_is_listed_as_missing_with_the_git_install_command(assert_listed_missing) -> None:
     if HAS_ALCHEMY:
         pytest.skip("dm_alchemy is installed here")
-    info = next(i for i in registries().env_suites.describe() if i.name == "alchemy")
-    assert str(info.status) == "missing"
-    assert ALCHEMY_INSTALL_HINT in info.detail
     assert ALCHEMY_INSTALL_HINT == "pip install git+https://github.com/deepmind/dm_alchemy"
-    with pytest.raises(MissingRequirementError, match="dm_alchemy"):
-        registries().env_suites.build("alchemy")
+    assert_listed_missing("alchemy", ALCHEMY_INSTALL_HINT, build="alchemy", match="dm_alchemy")
 
 
 def test_amago_run_fails_with_one_line_when_dm_alchemy_is_missing(tmp_path) -> None:
@@ -148,10 +140,5 @@ def test_preset_follows_example_06() -> None:
     assert preset["run"]["max_seq_len"] == preset["replay"]["traj_save_len"] == 201
 
 
-def test_spec_module_imports_no_heavy_library() -> None:
-    code = (
-        "import sys, amago_envs.suites.alchemy.specs\n"
-        "print([m for m in ('torch', 'gymnasium', 'dm_env', 'dm_alchemy') if m in sys.modules])"
-    )
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
-    assert out.stdout.strip() == "[]"
+def test_spec_module_imports_no_heavy_library(assert_imports_clean) -> None:
+    assert_imports_clean("amago_envs.suites.alchemy.specs", ("torch", "gymnasium", "dm_env", "dm_alchemy"))

@@ -2,20 +2,14 @@
 
 from __future__ import annotations
 
-import importlib.util
-import json
-import subprocess
-import sys
 import warnings
 
 import numpy as np
 import pytest
 from typer.testing import CliRunner
 
-from amago_core.cli.app import app
 from amago_core.data.disk_buffer import DiskTrajDataset
 from amago_core.data.files import load_traj, parse_traj_file_name
-from amago_core.plugins.errors import MissingRequirementError
 from amago_core.plugins.registry import registries
 from amago_envs.env import AMAGO_ENV_LOG_PREFIX
 from amago_envs.suites.d4rl.specs import D4RL
@@ -29,6 +23,16 @@ from amago_envs.suites.d4rl.env import NormalizedReturnLogger  # noqa: E402
 
 DATASET = "amagotest/pendulum-random-v0"
 EPISODES, STEPS = 3, 12
+
+
+OFFLINE_THEN_ONLINE = [
+    f"env.dataset={DATASET}", "traj_encoder.d_hidden=16", "traj_encoder.d_output=16",
+    "tstep_encoder.d_hidden=16", "tstep_encoder.d_output=16", "run.max_seq_len=4", "replay.traj_save_len=13",
+    "rollout.parallel_actors=2", "schedule.epochs=2", "schedule.start_collecting_at_epoch=1",
+    "schedule.train_timesteps_per_epoch=13", "schedule.train_batches_per_epoch=2", "schedule.val_interval=1",
+    "schedule.val_timesteps_per_epoch=13", "optim.batch_size=2", "logging.plot=false",
+]  # fmt: skip
+"""``-o`` settings of two tiny epochs: offline on the converted data, then collecting from epoch 1."""
 
 
 @pytest.fixture(scope="module")
@@ -133,29 +137,15 @@ def test_suite_makes_the_dataset_env_with_normalized_return(local) -> None:
         NormalizedReturnLogger(gymnasium.make("Pendulum-v1"), 1.0, 1.0)
 
 
-def test_cli_offline_then_online(local, tmp_path) -> None:
+def test_cli_offline_then_online(local, tmp_path, dry_run, run_tiny) -> None:
     convert_dataset(DATASET, tmp_path, "offon")
-    runner = CliRunner()
-    dry = runner.invoke(app, ["run", "--env", "d4rl", "-o", f"env.dataset={DATASET}", "--dry-run"])
-    assert dry.exit_code == 0, dry.output
-    config = json.loads(dry.stdout)
+    config = dry_run("d4rl", "-o", f"env.dataset={DATASET}")
     assert config["agent"]["online_coeff"] == 0.0
     assert config["agent"]["offline_coeff"] == 1.0
     assert config["agent"]["num_critics"] == 5
     assert config["agent"]["continuous_dist"]["type"] == "beta"
     assert config["schedule"]["start_collecting_at_epoch"] >= 10**9  # offline only unless asked
-    result = runner.invoke(
-        app,
-        ["run", "--env", "d4rl", "--name", "offon", "-o", f"env.dataset={DATASET}", "--traj-encoder", "gru",
-         "-o", "traj_encoder.d_hidden=16", "-o", "traj_encoder.d_output=16", "-o", "tstep_encoder.d_hidden=16",
-         "-o", "tstep_encoder.d_output=16", "-o", "run.max_seq_len=4", "-o", "replay.traj_save_len=13",
-         "-o", "rollout.parallel_actors=2", "-o", "schedule.epochs=2", "-o", "schedule.start_collecting_at_epoch=1",
-         "-o", "schedule.train_timesteps_per_epoch=13", "-o", "schedule.train_batches_per_epoch=2",
-         "-o", "schedule.val_interval=1", "-o", "schedule.val_timesteps_per_epoch=13", "-o", "optim.batch_size=2",
-         "-o", "logging.plot=false", "--quiet", "-o", f"run.ckpt_base_dir={tmp_path}"],
-    )  # fmt: skip
-    assert result.exit_code == 0, result.output
-    summary = json.loads(result.stdout)
+    summary = run_tiny("d4rl", "--traj-encoder", "gru", overrides=OFFLINE_THEN_ONLINE, name="offon")
     assert summary["gradient_steps"] == 4  # epoch 0 trained on the converted data alone
     assert summary["total_frames"] == 26  # collection started at epoch 1 only
     buffer = tmp_path / "offon" / "buffer"
@@ -164,26 +154,12 @@ def test_cli_offline_then_online(local, tmp_path) -> None:
     assert "Average D4RL Normalized Return in amagotest-pendulum-random-v0" in summary["final_test"]
 
 
-def test_specs_module_imports_no_heavy_library() -> None:
-    code = (
-        "import sys\nimport amago_envs.suites.d4rl.specs\n"
-        "print(','.join(m for m in ('torch', 'gymnasium', 'minari') if m in sys.modules))\n"
-    )
-    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
-    assert result.stdout.strip() == ""
+def test_specs_module_imports_no_heavy_library(assert_imports_clean) -> None:
+    assert_imports_clean("amago_envs.suites.d4rl.specs", ("torch", "gymnasium", "minari"))
 
 
-def test_missing_minari_reports_the_install_hint(monkeypatch) -> None:
-    real = importlib.util.find_spec
-    monkeypatch.setattr(
-        importlib.util, "find_spec", lambda name, *a: None if name == "minari" else real(name, *a)
-    )
-    assert D4RL.missing_requirements() == ["minari"]
-    info = next(i for i in registries().env_suites.describe() if i.name == "d4rl")
-    assert info.status == "missing"
-    assert 'pip install "amago-envs[d4rl]"' in info.detail
-    with pytest.raises(MissingRequirementError, match=r"amago-envs\[d4rl\]"):
-        registries().env_suites.build({"kind": "d4rl", "dataset": DATASET})
+def test_missing_minari_reports_the_install_hint(assert_missing_extra) -> None:
+    assert_missing_extra(D4RL, "minari", "d4rl", build={"kind": "d4rl", "dataset": DATASET})
 
 
 def test_cli_hook_adds_d4rl_convert(local, tmp_path) -> None:
@@ -205,10 +181,5 @@ def test_cli_hook_adds_d4rl_convert(local, tmp_path) -> None:
     assert "not available locally" in missing.stderr
 
 
-def test_cli_hook_module_is_import_cheap() -> None:
-    code = (
-        "import sys\nimport amago_envs.suites.d4rl.cli_hooks\n"
-        "print(','.join(m for m in ('torch', 'gymnasium', 'minari', 'numpy') if m in sys.modules))\n"
-    )
-    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
-    assert result.stdout.strip() == ""
+def test_cli_hook_module_is_import_cheap(assert_imports_clean) -> None:
+    assert_imports_clean("amago_envs.suites.d4rl.cli_hooks", ("torch", "gymnasium", "minari", "numpy"))

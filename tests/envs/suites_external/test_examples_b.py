@@ -29,9 +29,10 @@ EXAMPLES = {
 """Script -> the libraries it needs (skipped where one is missing); ordered to balance the two batches."""
 
 DRIVER = """
-import runpy, sys, traceback
+import os, runpy, sys, traceback
 for path in sys.argv[1:]:
     sys.argv = [path, "--smoke"]
+    sys.path.insert(0, os.path.dirname(path))  # as `python path` does: the script imports _launch
     print(f"@@start {path}", flush=True)
     try:
         runpy.run_path(path, run_name="__main__")

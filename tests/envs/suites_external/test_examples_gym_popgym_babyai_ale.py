@@ -28,9 +28,10 @@ NEEDS = {
 """The library each script needs; a script whose library is missing is skipped."""
 
 DRIVER = """
-import runpy, sys
+import os, runpy, sys
 for path in sys.argv[1:]:
     sys.argv = [path, "--smoke"]
+    sys.path.insert(0, os.path.dirname(path))  # as `python path` does: the script imports _launch
     print("@@start", path, flush=True)
     runpy.run_path(path, run_name="__main__")
     print("@@end", path, flush=True)

@@ -3,17 +3,13 @@
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 
 import numpy as np
 import pytest
 
 pytest.importorskip("gymnax", reason='needs the gymnax extra: pip install "amago-envs[gymnax]"')
 
-from typer.testing import CliRunner
 
-from amago_core.cli.app import app
 from amago_core.config.presets import preset_for_env
 from amago_core.plugins.registry import registries
 from amago_envs.suites.gymnax.specs import GYMNAX_TASKS
@@ -108,23 +104,13 @@ def test_preset_runs_already_vectorised_with_matching_batch() -> None:
     assert preset["replay"]["traj_save_len"] == 20 * preset["run"]["max_seq_len"]
 
 
-def test_spec_module_imports_no_heavy_library() -> None:
-    code = (
-        "import sys, amago_envs.suites.gymnax.specs\n"
-        "heavy = [m for m in ('torch', 'gymnasium', 'jax', 'gymnax') if m in sys.modules]\n"
-        "print(heavy)"
-    )
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
-    assert out.stdout.strip() == "[]"
+def test_spec_module_imports_no_heavy_library(assert_imports_clean) -> None:
+    assert_imports_clean("amago_envs.suites.gymnax.specs", ("torch", "gymnasium", "jax", "gymnax"))
 
 
-def test_amago_run_one_tiny_epoch(tmp_path) -> None:
-    args = ["run", "--env", "gymnax-MemoryChain-bsuite", "--quiet", "-o", f"run.ckpt_base_dir={tmp_path}"]
-    args += [a for o in TINY_OVERRIDES for a in ("-o", o)]
-    args += ["-o", "env.env_params.memory_length=3", "--name", "gx"]
-    result = CliRunner().invoke(app, args)
-    assert result.exit_code == 0, result.output
-    summary = json.loads(result.stdout)
+def test_amago_run_one_tiny_epoch(tmp_path, run_tiny) -> None:
+    overrides = [*TINY_OVERRIDES, "env.env_params.memory_length=3"]
+    summary = run_tiny("gymnax-MemoryChain-bsuite", overrides=overrides, name="gx")
     assert summary["run_dir"] == str(tmp_path / "gx")
     resolved = json.loads((tmp_path / "gx" / "config.resolved.json").read_text())
     assert resolved["rollout"]["env_mode"] == "already_vectorized"

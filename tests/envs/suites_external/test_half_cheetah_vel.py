@@ -2,20 +2,13 @@
 
 from __future__ import annotations
 
-import importlib.util
-import json
 import os
-import subprocess
-import sys
 
 import numpy as np
 import pytest
-from typer.testing import CliRunner
 
 os.environ.setdefault("MUJOCO_GL", "disable")  # no display; these tests never render
 
-from amago_core.cli.app import app
-from amago_core.plugins.errors import MissingRequirementError
 from amago_core.plugins.registry import registries
 from amago_envs.env import AMAGO_ENV_LOG_PREFIX
 from amago_envs.suites.half_cheetah_vel.specs import HALF_CHEETAH_VEL
@@ -30,6 +23,16 @@ METRICS = (
     "Avg. Last 50 Timestep Velocity",
     "Target Velocity Error at Final 50 Timesteps",
 )
+
+
+TINY = [
+    "traj_encoder.d_hidden=16", "traj_encoder.d_output=16", "tstep_encoder.d_hidden=16",
+    "tstep_encoder.d_output=16", "env.max_episode_steps=6", "run.max_seq_len=4", "replay.traj_save_len=7",
+    "rollout.parallel_actors=2", "schedule.epochs=1", "schedule.train_timesteps_per_epoch=7",
+    "schedule.train_batches_per_epoch=1", "schedule.val_interval=1", "schedule.val_timesteps_per_epoch=7",
+    "optim.batch_size=2", "logging.plot=false",
+]  # fmt: skip
+"""``-o`` settings of a one-epoch GRU job: 2 actors x 7 steps of 6-step episodes."""
 
 
 def test_reward_is_minus_velocity_error_minus_ctrl_cost() -> None:
@@ -90,52 +93,24 @@ def test_suite_builds_an_amago_env() -> None:
         registries().env_suites.build({"kind": "half_cheetah_vel", "task_min_velocity": 4.0})
 
 
-def test_cli_runs_one_tiny_epoch_with_the_preset(tmp_path) -> None:
-    runner = CliRunner()
-    dry = runner.invoke(app, ["run", "--env", "half-cheetah-vel", "--dry-run"])
-    assert dry.exit_code == 0, dry.output
-    config = json.loads(dry.stdout)
+def test_cli_runs_one_tiny_epoch_with_the_preset(dry_run, run_tiny) -> None:
+    config = dry_run("half-cheetah-vel")
     assert config["run"]["max_seq_len"] == 32
     assert config["replay"]["traj_save_len"] == 192
     assert config["agent"]["gamma"] == 0.99
     assert config["agent"]["tau"] == 0.005
     assert config["optim"]["learning_rate"] == 3e-4
     assert config["optim"]["grad_clip"] == 2.0
-    result = runner.invoke(
-        app,
-        ["run", "--env", "half-cheetah-vel", "--traj-encoder", "gru", "-o", "traj_encoder.d_hidden=16",
-         "-o", "traj_encoder.d_output=16", "-o", "tstep_encoder.d_hidden=16", "-o", "tstep_encoder.d_output=16",
-         "-o", "env.max_episode_steps=6", "-o", "run.max_seq_len=4", "-o", "replay.traj_save_len=7",
-         "-o", "rollout.parallel_actors=2", "-o", "schedule.epochs=1", "-o", "schedule.train_timesteps_per_epoch=7",
-         "-o", "schedule.train_batches_per_epoch=1", "-o", "schedule.val_interval=1",
-         "-o", "schedule.val_timesteps_per_epoch=7", "-o", "optim.batch_size=2", "-o", "logging.plot=false",
-         "--quiet", "-o", f"run.ckpt_base_dir={tmp_path}"],
-    )  # fmt: skip
-    assert result.exit_code == 0, result.output
-    summary = json.loads(result.stdout)
+    summary = run_tiny("half-cheetah-vel", "--traj-encoder", "gru", overrides=TINY)
     assert summary["total_frames"] == 14
     assert (
         "Average Target Velocity Error at Final 50 Timesteps in HalfCheetahVel-0-3" in summary["final_test"]
     )
 
 
-def test_specs_module_imports_no_heavy_library() -> None:
-    code = (
-        "import sys\nimport amago_envs.suites.half_cheetah_vel.specs\n"
-        "print(','.join(m for m in ('torch', 'gymnasium', 'mujoco') if m in sys.modules))\n"
-    )
-    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
-    assert result.stdout.strip() == ""
+def test_specs_module_imports_no_heavy_library(assert_imports_clean) -> None:
+    assert_imports_clean("amago_envs.suites.half_cheetah_vel.specs", ("torch", "gymnasium", "mujoco"))
 
 
-def test_missing_mujoco_reports_the_install_hint(monkeypatch) -> None:
-    real = importlib.util.find_spec
-    monkeypatch.setattr(
-        importlib.util, "find_spec", lambda name, *a: None if name == "mujoco" else real(name, *a)
-    )
-    assert HALF_CHEETAH_VEL.missing_requirements() == ["mujoco"]
-    info = next(i for i in registries().env_suites.describe() if i.name == "half_cheetah_vel")
-    assert info.status == "missing"
-    assert 'pip install "amago-envs[half-cheetah-vel]"' in info.detail
-    with pytest.raises(MissingRequirementError, match=r"amago-envs\[half-cheetah-vel\]"):
-        registries().env_suites.build({"kind": "half_cheetah_vel"})
+def test_missing_mujoco_reports_the_install_hint(assert_missing_extra) -> None:
+    assert_missing_extra(HALF_CHEETAH_VEL, "mujoco", "half-cheetah-vel", build={"kind": "half_cheetah_vel"})

@@ -2,20 +2,13 @@
 
 from __future__ import annotations
 
-import importlib.util
-import json
 import os
-import subprocess
-import sys
 
 import numpy as np
 import pytest
-from typer.testing import CliRunner
 
 os.environ.setdefault("MUJOCO_GL", "disable")  # no display; these tests never render
 
-from amago_core.cli.app import app
-from amago_core.plugins.errors import MissingRequirementError
 from amago_core.plugins.registry import registries
 from amago_envs.env import AMAGO_ENV_LOG_PREFIX
 from amago_envs.suites.metaworld.specs import METAWORLD, METAWORLD_ENVS, METAWORLD_TASKS
@@ -25,12 +18,12 @@ metaworld = pytest.importorskip("metaworld")
 from amago_envs.suites.metaworld.kshot import KShotMetaworld, benchmark_envs, env_tasks  # noqa: E402
 
 TINY = [
-    "-o", "env.k_episodes=2", "-o", "env.max_episode_steps=3", "-o", "run.max_seq_len=4",
-    "-o", "replay.traj_save_len=7", "-o", "rollout.parallel_actors=2", "-o", "schedule.epochs=1",
-    "-o", "schedule.train_timesteps_per_epoch=7", "-o", "schedule.train_batches_per_epoch=1",
-    "-o", "schedule.val_interval=1", "-o", "schedule.val_timesteps_per_epoch=7", "-o", "optim.batch_size=2",
-    "-o", "tstep_encoder.d_hidden=16", "-o", "tstep_encoder.d_output=16", "-o", "logging.plot=false", "--quiet",
+    "env.k_episodes=2", "env.max_episode_steps=3", "run.max_seq_len=4", "replay.traj_save_len=7",
+    "rollout.parallel_actors=2", "schedule.epochs=1", "schedule.train_timesteps_per_epoch=7",
+    "schedule.train_batches_per_epoch=1", "schedule.val_interval=1", "schedule.val_timesteps_per_epoch=7",
+    "optim.batch_size=2", "tstep_encoder.d_hidden=16", "tstep_encoder.d_output=16", "logging.plot=false",
 ]  # fmt: skip
+"""``-o`` settings of a one-epoch job: 2 actors x 7 steps (k=2 trials of 3 steps plus the first observation)."""
 
 
 def build(env_id: str, **options):
@@ -119,10 +112,8 @@ def test_suite_splits_and_amago_env_contract() -> None:
         suite.make_env("tset")
 
 
-def test_preset_and_unknown_task() -> None:
-    result = CliRunner().invoke(app, ["run", "--env", "metaworld-ml45", "--dry-run"])
-    assert result.exit_code == 0, result.output
-    config = json.loads(result.stdout)
+def test_preset_and_unknown_task(dry_run) -> None:
+    config = dry_run("metaworld-ml45")
     assert config["exploration"]["kind"] == "bilevel"
     assert config["exploration"]["rollout_horizon"] == 1500
     assert config["run"]["max_seq_len"] == 256
@@ -133,14 +124,13 @@ def test_preset_and_unknown_task() -> None:
         build("metaworld-ml1-reach-v2")
 
 
-def test_cli_ml45_with_mamba_runs_one_tiny_epoch(tmp_path) -> None:
-    result = CliRunner().invoke(
-        app,
-        ["run", "--env", "metaworld-ml45", "--traj-encoder", "mamba", "-o", "traj_encoder.d_model=16",
-         "-o", "traj_encoder.n_layers=1", *TINY, "-o", f"run.ckpt_base_dir={tmp_path}"],
-    )  # fmt: skip
-    assert result.exit_code == 0, result.output
-    summary = json.loads(result.stdout)
+def test_cli_ml45_with_mamba_runs_one_tiny_epoch(run_tiny) -> None:
+    summary = run_tiny(
+        "metaworld-ml45",
+        "--traj-encoder",
+        "mamba",
+        overrides=["traj_encoder.d_model=16", "traj_encoder.n_layers=1", *TINY],
+    )
     assert summary["total_frames"] == 14
     names = {k.split(" in ")[-1] for k in summary["final_test"] if " in " in k and "Across" not in k}
     assert names
@@ -148,23 +138,9 @@ def test_cli_ml45_with_mamba_runs_one_tiny_epoch(tmp_path) -> None:
     assert any(k.startswith("Average Trial 1 Success in ") for k in summary["final_test"])
 
 
-def test_specs_module_imports_no_heavy_library() -> None:
-    code = (
-        "import sys\nimport amago_envs.suites.metaworld.specs\n"
-        "print(','.join(m for m in ('torch', 'gymnasium', 'metaworld', 'mujoco') if m in sys.modules))\n"
-    )
-    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
-    assert result.stdout.strip() == ""
+def test_specs_module_imports_no_heavy_library(assert_imports_clean) -> None:
+    assert_imports_clean("amago_envs.suites.metaworld.specs", ("torch", "gymnasium", "metaworld", "mujoco"))
 
 
-def test_missing_metaworld_reports_the_install_hint(monkeypatch) -> None:
-    real = importlib.util.find_spec
-    monkeypatch.setattr(
-        importlib.util, "find_spec", lambda name, *a: None if name == "metaworld" else real(name, *a)
-    )
-    assert METAWORLD.missing_requirements() == ["metaworld"]
-    info = next(i for i in registries().env_suites.describe() if i.name == "metaworld")
-    assert info.status == "missing"
-    assert 'pip install "amago-envs[metaworld]"' in info.detail
-    with pytest.raises(MissingRequirementError, match=r"amago-envs\[metaworld\]"):
-        registries().env_suites.build({"kind": "metaworld"})
+def test_missing_metaworld_reports_the_install_hint(assert_missing_extra) -> None:
+    assert_missing_extra(METAWORLD, "metaworld", "metaworld", build={"kind": "metaworld"})

@@ -2,25 +2,12 @@
 
 from __future__ import annotations
 
-import json
-
 import pytest
-from typer.testing import CliRunner
-
-from amago_core.cli.app import app
-
-runner = CliRunner()
-
-
-def dry_run(*args: str) -> dict:
-    result = runner.invoke(app, ["run", *args, "--dry-run"])
-    assert result.exit_code == 0, result.output
-    return json.loads(result.stdout)
 
 
 @pytest.mark.parametrize(("env_id", "length"), [("tmaze-passive", 11), ("tmaze-active", 13)])
-def test_tmaze_preset_is_example_04(env_id: str, length: int) -> None:
-    config = dry_run("--env", env_id)
+def test_tmaze_preset_is_example_04(env_id: str, length: int, dry_run) -> None:
+    config = dry_run(env_id)
     assert config["run"]["max_seq_len"] == config["replay"]["traj_save_len"] == length
     assert config["schedule"]["val_timesteps_per_epoch"] == length
     assert config["agent"]["reward_multiplier"] == 100.0
@@ -33,8 +20,8 @@ def test_tmaze_preset_is_example_04(env_id: str, length: int) -> None:
     assert config["exploration"]["steps_anneal"] == 100_000
 
 
-def test_frozen_lake_preset_is_example_00() -> None:
-    config = dry_run("--env", "frozen-lake")
+def test_frozen_lake_preset_is_example_00(dry_run) -> None:
+    config = dry_run("frozen-lake")
     assert config["traj_encoder"]["d_model"] == 128
     assert config["traj_encoder"]["n_layers"] == 3
     assert config["run"]["max_seq_len"] == config["replay"]["traj_save_len"] == 250
@@ -44,8 +31,8 @@ def test_frozen_lake_preset_is_example_00() -> None:
     assert config["schedule"]["epochs"] == 700
 
 
-def test_key_door_preset_is_example_05() -> None:
-    config = dry_run("--env", "key-door")
+def test_key_door_preset_is_example_05(dry_run) -> None:
+    config = dry_run("key-door")
     assert config["exploration"]["kind"] == "bilevel"
     assert config["exploration"]["rollout_horizon"] == 500
     assert config["run"]["max_seq_len"] == config["replay"]["traj_save_len"] == 500
@@ -53,21 +40,13 @@ def test_key_door_preset_is_example_05() -> None:
     assert config["tstep_encoder"]["d_output"] == 64
 
 
-def test_user_choices_beat_the_preset() -> None:
-    config = dry_run("--env", "frozen-lake", "--traj-encoder", "gru", "-o", "run.max_seq_len=64")
+def test_user_choices_beat_the_preset(dry_run) -> None:
+    config = dry_run("frozen-lake", "--traj-encoder", "gru", "-o", "run.max_seq_len=64")
     assert config["traj_encoder"]["kind"] == "rnn"  # the preset's transformer options do not leak into it
     assert config["run"]["max_seq_len"] == 64
-    config = dry_run("--env", "key-door", "--exploration", "egreedy")
+    config = dry_run("key-door", "--exploration", "egreedy")
     assert config["exploration"]["kind"] == "egreedy"
 
 
-def test_specs_stay_torch_and_gymnasium_free() -> None:
-    import subprocess
-    import sys
-
-    code = (
-        "import sys\nimport amago_envs.suites.specs\n"
-        "print(','.join(m for m in ('torch', 'gymnasium') if m in sys.modules))\n"
-    )
-    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
-    assert result.stdout.strip() == ""
+def test_specs_stay_torch_and_gymnasium_free(assert_imports_clean) -> None:
+    assert_imports_clean("amago_envs.suites.specs", ("torch", "gymnasium"))

@@ -2,48 +2,11 @@
 
 from __future__ import annotations
 
-import importlib.util
-import json
-import subprocess
-import sys
-
 import numpy as np
 import pytest
-from typer.testing import CliRunner
 
-from amago_core.cli.app import app
 from amago_core.plugins.errors import MissingRequirementError
-from amago_core.plugins.registry import registries
-from amago_envs.sequence import SequenceEnv
 from amago_envs.suites.popgym.specs import MULTIDOMAIN_TASKS, POPGYM, POPGYM_CLASSES, POPGYM_TASKS
-
-TINY = [
-    "--traj-encoder", "gru", "-o", "traj_encoder.d_hidden=16", "-o", "traj_encoder.d_output=16",
-    "-o", "tstep_encoder.d_hidden=16", "-o", "tstep_encoder.d_output=16", "-o", "schedule.epochs=1",
-    "-o", "schedule.train_timesteps_per_epoch=8", "-o", "schedule.train_batches_per_epoch=1",
-    "-o", "schedule.val_interval=null", "-o", "schedule.val_timesteps_per_epoch=8", "-o", "run.max_seq_len=8",
-    "-o", "replay.traj_save_len=16", "-o", "rollout.parallel_actors=2", "-o", "optim.batch_size=2", "--quiet",
-]  # fmt: skip
-
-
-def build(env_id: str, **options):
-    regs = registries()
-    suite_name, task = regs.resolve_env_id(env_id)
-    return regs.env_suites.build({"kind": suite_name, "task": task, **options})
-
-
-def play(env, steps: int, seed: int = 0):
-    """Random actions through a SequenceEnv; returns the final timestep and the env."""
-    seq = SequenceEnv(env)
-    timestep = seq.reset(seed=seed)
-    rng = np.random.default_rng(seed)
-    for _ in range(steps):
-        if env.is_discrete:
-            action = rng.integers(env.action_space.n, size=(1,))
-        else:
-            action = rng.uniform(-1, 1, size=(1, *env.action_space.shape)).astype(np.float32)
-        timestep = seq.step(action).timestep
-    return timestep, seq
 
 
 def test_tasks_cover_every_popgym_class() -> None:
@@ -69,7 +32,7 @@ def test_tasks_cover_every_popgym_class() -> None:
         "position-only-pendulum-easy",
     ],
 )
-def test_task_obs_is_flat_float_with_timer(task: str) -> None:
+def test_task_obs_is_flat_float_with_timer(task: str, build) -> None:
     env = build(f"popgym-{task}").make_env("train")
     assert env.env_name == f"popgym-{task}"
     timestep, _ = env.reset(seed=0)
@@ -82,7 +45,7 @@ def test_task_obs_is_flat_float_with_timer(task: str) -> None:
     assert timestep.obs["observation"][0, -1] == pytest.approx(1 / 1000)
 
 
-def test_repeat_previous_one_hot_and_rl2_through_a_sequence_env() -> None:
+def test_repeat_previous_one_hot_and_rl2_through_a_sequence_env(build, play) -> None:
     env = build("popgym-repeat-previous-easy").make_env("train")
     timestep, _ = env.reset(seed=0)
     cards = timestep.obs["observation"][0, :-1]
@@ -94,7 +57,7 @@ def test_repeat_previous_one_hot_and_rl2_through_a_sequence_env() -> None:
     assert seq.return_history["popgym-repeat-previous-easy"], "an episode of 52 steps should have ended"
 
 
-def test_truncated_is_done_terminates_on_the_time_limit() -> None:
+def test_truncated_is_done_terminates_on_the_time_limit(build) -> None:
     for truncated_is_done in (True, False):
         env = build("popgym-multiarmed-bandit-easy", truncated_is_done=truncated_is_done).make_gym_env()
         env.reset(seed=0)
@@ -105,7 +68,7 @@ def test_truncated_is_done_terminates_on_the_time_limit() -> None:
         assert terminated is truncated_is_done
 
 
-def test_multidomain_names_envs_per_task_and_hides_warmup_rewards() -> None:
+def test_multidomain_names_envs_per_task_and_hides_warmup_rewards(build) -> None:
     env = build("popgym-multidomain").make_env("train")
     names = set()
     for seed in range(8):
@@ -126,48 +89,27 @@ def test_multidomain_names_envs_per_task_and_hides_warmup_rewards() -> None:
     assert episodes[-1] == 1.0  # the env ends with the scored episode
 
 
-def test_cli_runs_one_tiny_epoch_with_the_preset(tmp_path) -> None:
-    runner = CliRunner()
-    dry = runner.invoke(app, ["run", "--env", "popgym-multidomain", "--dry-run"])
-    assert dry.exit_code == 0, dry.output
-    config = json.loads(dry.stdout)
+def test_cli_runs_one_tiny_epoch_with_the_preset(tmp_path, dry_run, run_tiny, tiny_gru) -> None:
+    config = dry_run("popgym-multidomain")
     assert config["agent"]["reward_multiplier"] == 200.0
     assert config["run"]["max_seq_len"] == 2000
     assert config["traj_encoder"]["pos_emb"] == "learnable"
     assert len(config["agent"]["multigammas"]) == 18
-    result = runner.invoke(
-        app, ["run", "--env", "popgym-repeat-previous-easy", *TINY, "-o", f"run.ckpt_base_dir={tmp_path}"]
-    )
-    assert result.exit_code == 0, result.output
-    summary = json.loads(result.stdout)
+    summary = run_tiny("popgym-repeat-previous-easy", *tiny_gru())
     assert summary["total_frames"] == 16
     (metrics_file,) = tmp_path.glob("*/metrics.jsonl")
     assert "total_frames-popgym-repeat-previous-easy" in metrics_file.read_text()
 
 
-def test_specs_module_imports_no_heavy_library() -> None:
-    code = (
-        "import sys\nimport amago_envs.suites.popgym.specs\n"
-        "print(','.join(m for m in ('torch', 'gymnasium', 'popgym') if m in sys.modules))\n"
-    )
-    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
-    assert result.stdout.strip() == ""
+def test_specs_module_imports_no_heavy_library(assert_imports_clean) -> None:
+    assert_imports_clean("amago_envs.suites.popgym.specs", ("torch", "gymnasium", "popgym"))
 
 
-def test_missing_popgym_reports_the_install_hint(monkeypatch) -> None:
-    real = importlib.util.find_spec
-    monkeypatch.setattr(
-        importlib.util, "find_spec", lambda name, *a: None if name == "popgym" else real(name, *a)
-    )
-    assert POPGYM.missing_requirements() == ["popgym"]
-    info = next(i for i in registries().env_suites.describe() if i.name == "popgym")
-    assert info.status == "missing"
-    assert 'pip install "amago-envs[popgym]"' in info.detail
-    with pytest.raises(MissingRequirementError, match=r"amago-envs\[popgym\]"):
-        registries().env_suites.build({"kind": "popgym"})
+def test_missing_popgym_reports_the_install_hint(assert_missing_extra) -> None:
+    assert_missing_extra(POPGYM, "popgym", "popgym", build={"kind": "popgym"})
 
 
-def test_labyrinth_without_mazelib_names_the_package(monkeypatch) -> None:
+def test_labyrinth_without_mazelib_names_the_package(monkeypatch, build) -> None:
     import popgym.envs
 
     monkeypatch.delattr(popgym.envs, "LabyrinthEscapeEasy", raising=False)
@@ -175,6 +117,6 @@ def test_labyrinth_without_mazelib_names_the_package(monkeypatch) -> None:
         build("popgym-labyrinth-escape-easy").make_env()
 
 
-def test_unknown_task_suggests_a_close_one() -> None:
+def test_unknown_task_suggests_a_close_one(build) -> None:
     with pytest.raises(ValueError, match="repeat-previous-easy"):
         build("popgym-repeat-previos-easy")

@@ -7,15 +7,11 @@ its own environment and skips here.
 from __future__ import annotations
 
 import importlib.util
-import subprocess
-import sys
 
 import numpy as np
 import pytest
 
 from amago_core.config.presets import preset_for_env
-from amago_core.plugins.errors import MissingRequirementError
-from amago_core.plugins.registry import registries
 from amago_envs.env import AMAGOEnv
 from amago_envs.suites.procgen.specs import EASY_GAMES, MEMORY_GAMES
 from amago_envs.suites.procgen.two_attempt import BOX_SIZE, TwoAttemptProcgen, procgen_mode
@@ -128,14 +124,12 @@ def test_suite_splits_levels_and_picks_task_games() -> None:
         ProcgenConfig(games=["coinrunn"])
 
 
-def test_procgen_is_listed_as_missing_with_the_extra() -> None:
+def test_procgen_is_listed_as_missing_with_the_extra(assert_listed_missing) -> None:
     if HAS_PROCGEN:
         pytest.skip("procgen is installed here")
-    info = next(i for i in registries().env_suites.describe() if i.name == "procgen")
-    assert str(info.status) == "missing"
-    assert 'pip install "amago-envs[procgen]"' in info.detail
-    with pytest.raises(MissingRequirementError, match="amago-envs\\[procgen\\]"):
-        registries().env_suites.build("procgen")
+    assert_listed_missing(
+        "procgen", 'pip install "amago-envs[procgen]"', build="procgen", match="amago-envs\\[procgen\\]"
+    )
 
 
 def test_presets_follow_example_09() -> None:
@@ -147,12 +141,6 @@ def test_presets_follow_example_09() -> None:
     assert easy["tstep_encoder"]["kind"] == "cnn"
 
 
-def test_spec_and_adapter_modules_import_no_procgen() -> None:
-    code = (
-        "import sys, amago_envs.suites.procgen.specs\n"
-        "light = [m for m in ('torch', 'gymnasium', 'procgen', 'gym') if m in sys.modules]\n"
-        "import amago_envs.suites.procgen.suite\n"
-        "print(light, [m for m in ('procgen', 'gym', 'gym3') if m in sys.modules])"
-    )
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
-    assert out.stdout.strip() == "[] []"
+def test_spec_and_adapter_modules_import_no_procgen(assert_imports_clean) -> None:
+    assert_imports_clean("amago_envs.suites.procgen.specs", ("torch", "gymnasium", "procgen", "gym"))
+    assert_imports_clean("amago_envs.suites.procgen.suite", ("procgen", "gym", "gym3"))

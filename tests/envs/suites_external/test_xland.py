@@ -3,17 +3,13 @@
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 
 import numpy as np
 import pytest
 
 pytest.importorskip("xminigrid", reason='needs the xland extra: pip install "amago-envs[xland]"')
 
-from typer.testing import CliRunner
 
-from amago_core.cli.app import app
 from amago_core.config.presets import preset_for_env
 from amago_core.plugins.registry import registries
 from amago_envs.env import AMAGO_ENV_LOG_PREFIX
@@ -116,19 +112,12 @@ def test_preset_is_already_vectorised_with_whole_rollouts_per_file() -> None:
     assert preset["replay"]["traj_save_len"] == 15 * 243 + 1
 
 
-def test_spec_module_imports_no_heavy_library() -> None:
-    code = (
-        "import sys, amago_envs.suites.xland.specs\n"
-        "heavy = [m for m in ('torch', 'gymnasium', 'jax', 'xminigrid') if m in sys.modules]\n"
-        "print(heavy)"
-    )
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
-    assert out.stdout.strip() == "[]"
+def test_spec_module_imports_no_heavy_library(assert_imports_clean) -> None:
+    assert_imports_clean("amago_envs.suites.xland.specs", ("torch", "gymnasium", "jax", "xminigrid"))
 
 
-def test_amago_run_one_tiny_epoch(tmp_path) -> None:
+def test_amago_run_one_tiny_epoch(tmp_path, run_tiny) -> None:
     overrides = [
-        f"run.ckpt_base_dir={tmp_path}",
         "env.num_envs=2",
         "env.k_episodes=2",
         "env.max_steps=4",
@@ -149,10 +138,7 @@ def test_amago_run_one_tiny_epoch(tmp_path) -> None:
         "optim.batch_size=4",
         "logging.plot=false",
     ]
-    args = ["run", "--env", "xland-local-trivial", "--quiet", "--name", "xl"]
-    args += [a for o in overrides for a in ("-o", o)]
-    result = CliRunner().invoke(app, args)
-    assert result.exit_code == 0, result.output
+    run_tiny("xland-local-trivial", overrides=overrides, name="xl")
     files = list((tmp_path / "xl" / "buffer" / "fifo").glob("XLand-local-trivial-R1-9x9_*"))
     assert files
     records = [json.loads(line) for line in (tmp_path / "xl" / "metrics.jsonl").read_text().splitlines()]

@@ -8,13 +8,9 @@ Skipped wherever procgen is not installed (the main environment).
 
 from __future__ import annotations
 
-import json
-
 import numpy as np
 import pytest
-from typer.testing import CliRunner
 
-from amago_core.cli.app import app
 from amago_core.plugins.registry import registries
 from amago_envs.suites.procgen.two_attempt import BOX_SIZE
 
@@ -45,9 +41,8 @@ def test_real_procgen_plays_two_attempts_on_one_level() -> None:
     assert boxed_frames > 0
 
 
-def test_amago_run_one_tiny_epoch_on_real_procgen(tmp_path) -> None:
+def test_amago_run_one_tiny_epoch_on_real_procgen(tmp_path, run_tiny) -> None:
     overrides = [
-        f"run.ckpt_base_dir={tmp_path}",
         'env.games=["coinrun"]',
         "env.horizon=16",
         "rollout.parallel_actors=2",
@@ -62,9 +57,6 @@ def test_amago_run_one_tiny_epoch_on_real_procgen(tmp_path) -> None:
         "optim.batch_size=2",
         "logging.plot=false",
     ]
-    args = ["run", "--env", "procgen-easy", "--quiet", "--name", "pg"]
-    args += [a for o in overrides for a in ("-o", o)]
-    result = CliRunner().invoke(app, args)
-    assert result.exit_code == 0, result.output
+    summary = run_tiny("procgen-easy", overrides=overrides, name="pg")
     assert list((tmp_path / "pg" / "buffer" / "fifo").glob("Procgen-coinrun_*"))
-    assert json.loads(result.stdout)["run_dir"] == str(tmp_path / "pg")
+    assert summary["run_dir"] == str(tmp_path / "pg")
