@@ -164,3 +164,28 @@ def test_default_run_names_are_one_folder_even_for_path_like_tasks():
     )
     assert name.startswith("tmaze-a-b-c-transformer-")
     assert "/" not in name
+
+
+def test_evaluations_see_new_tasks_but_runs_repeat_with_a_seed(tiny_job):
+    def first_obs_of_two_evaluations():
+        experiment = _experiment(tiny_job, epochs=1)
+        seen = []
+        original = experiment.val_envs.reset
+
+        def recording_reset(seed=None):
+            timestep = original(seed=seed)
+            seen.append((seed, timestep.obs["observation"].copy()))
+            return timestep
+
+        experiment.val_envs.reset = recording_reset
+        try:
+            experiment.evaluate_val()
+            experiment.evaluate_val()
+        finally:
+            experiment.close()
+        return seen
+
+    first_run, second_run = first_obs_of_two_evaluations(), first_obs_of_two_evaluations()
+    assert [seed for seed, _ in first_run] == [3, None]  # seeded once, then the stream continues
+    for (_, a), (_, b) in zip(first_run, second_run, strict=True):
+        assert (a == b).all()  # the same seed gives the same evaluations, run after run

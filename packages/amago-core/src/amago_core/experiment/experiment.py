@@ -247,6 +247,7 @@ class Experiment:
         self._started = False
         self._stop_requested = False
         self._epoch_metrics: dict[str, Any] = {}
+        self._seeded_pools: set[int] = set()
 
     # =========================================================================================================
     # setup
@@ -303,6 +304,10 @@ class Experiment:
         extra = {k: v for k, v in context.items() if k in wanted}
         return functools.partial(resolved.build, **extra)
 
+    def _env_seed(self) -> int | None:
+        """The seed of a pool's first reset; each data-parallel process gets its own, so they see different tasks."""
+        return None if self.seed is None else self.seed + 7919 * self.accelerator.process_index
+
     def _make_pool(self, makers: list[Callable], *, train: bool, save_dir: Path | None) -> Any:
         creator_mod, pools_mod = _envs_package()
         exploration = self._exploration_factory() if train else None
@@ -353,7 +358,8 @@ class Experiment:
                 self.train_envs = self._make_pool(
                     _as_list(self.make_train_env, n_makers, "make_train_env"), train=True, save_dir=save_dir
                 )
-                self._train_timestep = self.train_envs.reset(seed=self.seed)
+                self._train_timestep = self.train_envs.reset(seed=self._env_seed())
+                self._seeded_pools.add(id(self.train_envs))
             self.val_envs = None
             val_src = self.make_val_env or self.make_train_env
             if val_src is not None and self.val_timesteps_per_epoch > 0 and self.val_interval:
@@ -547,7 +553,11 @@ class Experiment:
         policy.eval()
         envs.reset_stats()
         if timestep is None:
-            timestep = envs.reset(seed=self.seed)
+            # Seed a pool's first reset only: later evaluations continue its random stream, so they see new
+            # tasks (lakes, mazes, goal sides) instead of replaying the first evaluation's.
+            first_reset = id(envs) not in self._seeded_pools
+            self._seeded_pools.add(id(envs))
+            timestep = envs.reset(seed=self._env_seed() if first_reset else None)
             hidden_state = None
         if hidden_state is None:
             hidden_state = policy.init_hidden_state(envs.num_envs, self.DEVICE)
