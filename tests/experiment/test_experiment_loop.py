@@ -189,3 +189,18 @@ def test_evaluations_see_new_tasks_but_runs_repeat_with_a_seed(tiny_job):
     assert [seed for seed, _ in first_run] == [3, None]  # seeded once, then the stream continues
     for (_, a), (_, b) in zip(first_run, second_run, strict=True):
         assert (a == b).all()  # the same seed gives the same evaluations, run after run
+
+
+@pytest.mark.parametrize(
+    ("args", "expected"),
+    [
+        (["-c", "/nonexistent/run.toml"], "does not exist"),
+        (["-o", "optim.learning_rate"], "must look like section.field=value"),
+        (["-o", "optim.batch_size=many"], "optim.batch_size"),
+    ],
+)
+def test_cli_run_bad_sources_exit_2_with_one_line(args, expected):
+    result = runner.invoke(app, ["run", *args, "--dry-run"])
+    assert result.exit_code == 2, result.output
+    assert result.stderr.count("\n") == 1
+    assert expected in result.stderr

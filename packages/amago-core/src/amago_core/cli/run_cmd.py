@@ -29,7 +29,7 @@ def _load_run_config(
     files: list[Path] | None, overrides: list[str] | None, flags: dict[str, Any], resume: Path | None
 ):
     from amago_core.cli.config_cmd import load_or_fail
-    from amago_core.config.sources import merge_sources
+    from amago_core.config.sources import ConfigSourceError, merge_sources
 
     sources = list(files or [])
     if resume is not None:
@@ -39,7 +39,10 @@ def _load_run_config(
         sources.insert(0, resolved)
     # The base layer: the chosen suite's preset for its task, or the main job's settings when no source names
     # an env (a -c file of tweaks included).
-    env_choice = merge_sources(files=sources, flags=flags, overrides=overrides or ()).get("env")
+    try:
+        env_choice = merge_sources(files=sources, flags=flags, overrides=overrides or ()).get("env")
+    except ConfigSourceError as exc:
+        fail(str(exc))
     base = _default_job() if env_choice is None else _suite_preset(env_choice)
     return load_or_fail(sources, overrides, flags, base=base)
 
