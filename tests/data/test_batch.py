@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from amago_core.data.batch import collate
+from amago_core.data.batch import LengthGroupedCollate, collate
 from amago_core.data.files import load_traj
 from amago_core.data.rldata import RLData
 from amago_core.data.timestep import Timestep
@@ -94,6 +94,38 @@ def test_collate_pads_right_with_an_explicit_mask():
     assert not batch.dones[~batch.transition_mask].any()
     assert (batch.obs["img"][~batch.mask] == 0).all()
     np.testing.assert_array_equal(batch.rl2s[1, :3, 0], [0, 1, 2])
+
+
+def test_length_grouping_sorts_pools_into_batches_and_keeps_each_timesteps_weight():
+    lengths = [30, 4, 17, 9, 2, 25, 11, 6, 20]
+    pool = [example(n) for n in lengths]
+    grouped = LengthGroupedCollate(groups=3)(pool)
+    assert len(grouped) == 3
+    seen = sorted(int(b.transition_mask[i].sum()) for b, _ in grouped for i in range(b.batch_size))
+    assert seen == sorted(lengths)  # every example trained on exactly once
+    by_length = sorted(grouped, key=lambda bw: bw[0].seq_len)
+    assert [sorted(int(n) for n in b.transition_mask.sum(1)) for b, _ in by_length] == [
+        [2, 4, 6],
+        [9, 11, 17],
+        [20, 25, 30],
+    ]
+    # Padding falls from 3 x 31 observations per row to each group's own longest.
+    assert sum(b.seq_len * b.batch_size for b, _ in grouped) < 3 * 3 * 31
+    # Weighted per-batch means (what the agents' masked-mean losses give) equal the whole pool's per-timestep
+    # mean, times the number of batches: grouping does not re-weight timesteps.
+    pool_values = np.concatenate([ex.rews[:, 0] for ex in pool])
+    weighted = sum(w * b.rews[..., 0][b.transition_mask].mean() for b, w in grouped)
+    np.testing.assert_allclose(weighted, 3 * pool_values.mean(), rtol=1e-6)
+    # Same pool, same batches in the same order.
+    again = LengthGroupedCollate(groups=3)(pool)
+    assert [b.seq_len for b, _ in again] == [b.seq_len for b, _ in grouped]
+
+
+def test_length_grouping_of_one_is_a_plain_batch():
+    pool = [example(5), example(2)]
+    ((batch, weight),) = LengthGroupedCollate(groups=1)(pool)
+    assert weight == 1.0
+    np.testing.assert_array_equal(batch.mask, collate(pool).mask)
 
 
 def test_collate_refuses_mismatched_keys():

@@ -50,6 +50,35 @@ def test_run_writes_amagos_layout_and_metrics(tiny_job, tmp_path):
     assert max(r["total_frames"] for r in records) == 3 * 8 * 4  # epochs x steps x actors
 
 
+def test_length_grouped_batches_keep_the_number_of_updates(tiny_job):
+    # 3 batches per epoch in pools of 2: the last pool is used by half; the schedule's count is what counts.
+    tiny_job["schedule"] = {**tiny_job["schedule"], "train_batches_per_epoch": 3, "ckpt_interval": None}
+    tiny_job["optim"] = {**tiny_job["optim"], "length_group_batches": 2}
+    tiny_job["logging"] = {**tiny_job["logging"], "log_interval": 1}
+    experiment = _experiment(tiny_job, epochs=2)
+    weights = []
+    original = experiment.train_step
+
+    def recording_step(batch, log_step, loss_weight=1.0):
+        weights.append(loss_weight)
+        return original(batch, log_step, loss_weight=loss_weight)
+
+    experiment.train_step = recording_step
+    try:
+        experiment.learn()
+    finally:
+        experiment.close()
+    assert experiment.grad_update_counter == 6
+    assert len(weights) == 6
+    records = [json.loads(line) for line in experiment.paths.metrics.read_text().splitlines()]
+    assert [r["train/Padded Sequence Length"] for r in records if "train/Padded Sequence Length" in r]
+
+
+def test_length_group_batches_below_one_is_refused(tiny_job):
+    with pytest.raises(ValueError, match="length_group_batches"):
+        build_experiment(load_config(base=tiny_job, environ={}), length_group_batches=0)
+
+
 def test_latest_weights_round_trip_exactly(tiny_job):
     experiment = _experiment(tiny_job, epochs=1)
     try:

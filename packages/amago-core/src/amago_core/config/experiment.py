@@ -101,6 +101,10 @@ class OptimSection(StrictModel):
     """Sequences per batch, per process."""
     batches_per_update: int = Field(1, gt=0)
     """Gradient accumulation: batches per optimiser step."""
+    length_group_batches: int = Field(1, gt=0)
+    """Sort this many batches' worth of sampled windows by length and train on them as batches of similar
+    lengths (1: off). Cuts padding when episodes vary in length; losses are reweighted so each timestep counts
+    as before."""
     learning_rate: float = Field(1e-4, gt=0)
     """AdamW learning rate."""
     lr_warmup_steps: int = Field(500, ge=0)

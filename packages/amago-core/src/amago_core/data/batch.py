@@ -110,3 +110,38 @@ def collate(examples: Sequence[RLData]) -> Batch:
         actions=_pad_stack([np.asarray(ex.actions, dtype=np.float32) for ex in examples], big_l - 1),
         mask=mask,
     )
+
+
+@dataclass(frozen=True, slots=True)
+class LengthGroupedCollate:
+    """Collates a pool of examples into ``groups`` batches of similar lengths, each with its loss weight.
+
+    Batches pad to their longest example, so a batch of mixed episode lengths (meta-RL rollouts that end early,
+    episodic tasks shorter than ``max_seq_len``) spends most of its compute on padding. Sorting a pool of
+    ``groups`` batches' worth of examples by length before splitting it cuts that padding without changing which
+    examples are trained on. The agents average their losses over a batch's real timesteps, which would give a
+    timestep of a short-episode batch more weight than one of a long-episode batch; each batch's weight (its
+    real transitions over the pool's mean per batch) restores the weight every timestep had before grouping.
+
+    Args:
+        groups: batches per pool; 1 gives one ordinary batch of weight 1.
+    """
+
+    groups: int = 1
+
+    def __call__(self, examples: Sequence[RLData]) -> list[tuple[Batch, float]]:
+        """``[(batch, loss_weight), ...]`` in a random order (seeded by the pool's lengths, so reproducible).
+
+        Raises:
+            ValueError: the pool is empty or its examples disagree on observation keys.
+        """
+        if self.groups == 1 or len(examples) <= 1:
+            return [(collate(examples), 1.0)]
+        lengths = np.array([len(ex.rl2s) for ex in examples], dtype=np.int64)
+        order = np.argsort(lengths, kind="stable")
+        chunks = [chunk for chunk in np.array_split(order, min(self.groups, len(examples))) if len(chunk)]
+        # Transition t is real iff observation t + 1 is: an example of n observations has n - 1 transitions.
+        real = np.array([float((lengths[chunk] - 1).sum()) for chunk in chunks])
+        weights = real / real.mean() if real.sum() > 0 else np.ones(len(chunks))
+        shuffled = np.random.default_rng(lengths.tolist()).permutation(len(chunks))
+        return [(collate([examples[i] for i in chunks[j]]), float(weights[j])) for j in shuffled]

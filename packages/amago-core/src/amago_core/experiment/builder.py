@@ -135,6 +135,7 @@ def build_experiment(config: ExperimentConfig, **overrides: Any) -> Experiment:
         "always_load_latest": sched.always_load_latest,
         "batch_size": optim.batch_size,
         "batches_per_update": optim.batches_per_update,
+        "length_group_batches": optim.length_group_batches,
         "learning_rate": optim.learning_rate,
         "lr_warmup_steps": optim.lr_warmup_steps,
         "grad_clip": optim.grad_clip,

@@ -8,6 +8,7 @@ policy file instead (``mode``).
 from __future__ import annotations
 
 import functools
+import math
 import os
 import shlex
 import sys
@@ -26,7 +27,7 @@ from accelerate.utils import DistributedDataParallelKwargs, gather_object, set_s
 from torch.utils.data import DataLoader
 from tqdm.auto import tqdm
 
-from amago_core.data.batch import Batch, collate
+from amago_core.data.batch import Batch, LengthGroupedCollate
 from amago_core.data.dataset import RLDataset
 from amago_core.data.disk_buffer import DiskTrajDataset
 from amago_core.experiment.checkpoints import (
@@ -64,6 +65,15 @@ def default_torch_threads(num_processes: int = 1) -> int:
     data loading and each other, and a 7 ms policy step was measured taking 200-800 ms on 2 busy cores.
     """
     return max(1, (os.cpu_count() or 1) // (2 * max(num_processes, 1)))
+
+
+def _weighted_batches(loader: Iterable[Any]) -> Iterable[tuple[Batch, float]]:
+    """Flattens a loader's items (``Batch`` or lists of ``(Batch, loss_weight)``) into weighted batches."""
+    for item in loader:
+        if isinstance(item, Batch):
+            yield item, 1.0
+        else:
+            yield from item
 
 
 def _as_list(make_env: Callable[[], Any] | Iterable[Callable[[], Any]], n: int, what: str) -> list[Callable]:
@@ -181,6 +191,10 @@ class Experiment:
     """Sequences per batch, per process."""
     batches_per_update: int = 1
     """Gradient accumulation steps."""
+    length_group_batches: int = 1
+    """Sort this many batches' worth of sampled windows by length and train on them as that many batches of
+    similar lengths (1: off). Cuts the padding of tasks whose episodes vary in length; each batch's loss is
+    weighted so every timestep counts as much as without grouping."""
     learning_rate: float = 1e-4
     """AdamW learning rate."""
     critic_loss_weight: float | None = None
@@ -223,6 +237,10 @@ class Experiment:
         if self.traj_save_len < self.max_seq_len:
             problems.append(
                 f"traj_save_len ({self.traj_save_len}) must be >= max_seq_len ({self.max_seq_len}); raise traj_save_len"
+            )
+        if self.length_group_batches < 1:
+            problems.append(
+                f"length_group_batches must be >= 1 (got {self.length_group_batches}; 1 turns grouping off)"
             )
         for name, value, allowed in (
             ("env_mode", self.env_mode, ENV_MODES),
@@ -286,8 +304,11 @@ class Experiment:
                 dset_min_size=self.dset_min_size,
                 seed=self.seed,
             )
+        # Whole pools of length-grouped batches: the last pool may be used only in part.
+        pools = math.ceil(self.train_batches_per_epoch / self.length_group_batches)
+        pool_items = self.length_group_batches * self.batch_size * self.accelerator.num_processes
         self.dataset.configure(
-            items_per_epoch=self.train_batches_per_epoch * self.batch_size * self.accelerator.num_processes,
+            items_per_epoch=pools * pool_items,
             max_seq_len=self.max_seq_len,
             padded_sampling=self.padded_sampling,
             has_edit_rights=self.has_dset_edit_rights,
@@ -473,7 +494,13 @@ class Experiment:
             f"  envs: {env_summary}",
             f"  data: {self.dataset.get_description()}",
             f"  schedule: {self.epochs} epochs x ({self.train_timesteps_per_epoch} steps/actor, "
-            f"{self.train_batches_per_epoch} batches of {self.batch_size}); precision {self.mixed_precision}",
+            f"{self.train_batches_per_epoch} batches of {self.batch_size}"
+            + (
+                f", length-grouped in pools of {self.length_group_batches}"
+                if self.length_group_batches > 1
+                else ""
+            )
+            + f"); precision {self.mixed_precision}",
         ]
         tqdm.write("\n".join(lines))
 
@@ -710,12 +737,17 @@ class Experiment:
     # learning
     # =========================================================================================================
     def init_dloaders(self) -> DataLoader:
-        """A DataLoader over the dataset for one epoch (rebuilt each epoch so workers see new files)."""
+        """A DataLoader over the dataset for one epoch (rebuilt each epoch so workers see new files).
+
+        Each item it yields is a list of ``(Batch, loss_weight)`` pairs: ``length_group_batches`` batches of
+        similar lengths (see :class:`~amago_core.data.batch.LengthGroupedCollate`). An override may instead
+        yield plain ``Batch`` objects, trained on with weight 1.
+        """
         loader = DataLoader(
             self.dataset,
-            batch_size=self.batch_size,
+            batch_size=self.batch_size * self.length_group_batches,
             num_workers=self.dloader_workers,
-            collate_fn=collate,
+            collate_fn=LengthGroupedCollate(self.length_group_batches),
             pin_memory=self.DEVICE.type == "cuda",
         )
         self.train_dloader = loader
@@ -725,13 +757,13 @@ class Experiment:
         """The agent's loss and metrics for one batch (through the accelerate/DDP wrapper)."""
         return self.policy_aclr(batch, log_step=log_step)
 
-    def train_step(self, batch: Batch, log_step: bool) -> dict[str, Any]:
-        """One gradient step (or one accumulation micro-step)."""
+    def train_step(self, batch: Batch, log_step: bool, loss_weight: float = 1.0) -> dict[str, Any]:
+        """One gradient step (or one accumulation micro-step), the loss scaled by ``loss_weight``."""
         batch = batch.to_torch(self.DEVICE)
         with self.accelerator.accumulate(self.policy_aclr):
             self.optimizer.zero_grad()
             loss, metrics = self.compute_loss(batch, log_step)
-            self.accelerator.backward(loss)
+            self.accelerator.backward(loss * loss_weight if loss_weight != 1.0 else loss)
             stepped = self.accelerator.sync_gradients
             if stepped:
                 self.accelerator.clip_grad_norm_(self.policy_aclr.parameters(), self.grad_clip)
@@ -758,13 +790,14 @@ class Experiment:
             leave=False,
             disable=not self.verbose or not self.accelerator.is_main_process,
         )
-        for i, batch in enumerate(loader):
+        for i, (batch, weight) in enumerate(_weighted_batches(loader)):
             if i >= self.train_batches_per_epoch:
                 break
             step = self.epoch * self.train_batches_per_epoch + i
             log_step = step % self.log_interval == 0
-            metrics = self.train_step(batch, log_step)
+            metrics = self.train_step(batch, log_step, loss_weight=weight)
             if log_step:
+                metrics["Padded Sequence Length"] = batch.seq_len
                 self.log(metrics, "train")
                 self._epoch_metrics.update({f"train/{k}": v for k, v in metrics.items()})
             bar.update(1)
