@@ -246,6 +246,9 @@ FROZEN_LAKE_PRESETS: dict[str, dict[str, object]] = {
         "run": {"max_seq_len": _LAKE_ROLLOUT},
         "replay": {"traj_save_len": _LAKE_ROLLOUT, "dset_max_size": 12_500},
         "rollout": {"parallel_actors": 32, "env_mode": "sync"},
+        # amago addition: attempts end early at holes and the goal, so meta-episodes run ~35-250 steps and a
+        # random batch is mostly padding; sorting pools of 8 batches by length about halves the update's cost.
+        "optim": {"length_group_batches": 8},
         "schedule": {
             "epochs": 700,
             "train_timesteps_per_epoch": _LAKE_ROLLOUT,
