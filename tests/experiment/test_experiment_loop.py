@@ -215,7 +215,11 @@ def test_evaluations_see_new_tasks_but_runs_repeat_with_a_seed(tiny_job):
         return seen
 
     first_run, second_run = first_obs_of_two_evaluations(), first_obs_of_two_evaluations()
-    assert [seed for seed, _ in first_run] == [3, None]  # seeded once, then the stream continues
+    val_seed = first_run[0][0]
+    assert [seed for seed, _ in first_run] == [val_seed, None]  # seeded once, then the stream continues
+    # Apart from the train pool's seeds (3 + i, env i): val env i would otherwise replay train env i's tasks.
+    assert val_seed is not None
+    assert abs(val_seed - 3) >= tiny_job["rollout"]["parallel_actors"]
     for (_, a), (_, b) in zip(first_run, second_run, strict=True):
         assert (a == b).all()  # the same seed gives the same evaluations, run after run
 

@@ -67,6 +67,9 @@ def default_torch_threads(num_processes: int = 1) -> int:
     return max(1, (os.cpu_count() or 1) // (2 * max(num_processes, 1)))
 
 
+_POOL_ROLES = ("train", "val", "test")
+
+
 def _weighted_batches(loader: Iterable[Any]) -> Iterable[tuple[Batch, float]]:
     """Flattens a loader's items (``Batch`` or lists of ``(Batch, loss_weight)``) into weighted batches."""
     for item in loader:
@@ -266,6 +269,7 @@ class Experiment:
         self._stop_requested = False
         self._epoch_metrics: dict[str, Any] = {}
         self._seeded_pools: set[int] = set()
+        self._pool_roles: dict[int, str] = {}
 
     # =========================================================================================================
     # setup
@@ -325,11 +329,24 @@ class Experiment:
         extra = {k: v for k, v in context.items() if k in wanted}
         return functools.partial(resolved.build, **extra)
 
-    def _env_seed(self) -> int | None:
-        """The seed of a pool's first reset; each data-parallel process gets its own, so they see different tasks."""
-        return None if self.seed is None else self.seed + 7919 * self.accelerator.process_index
+    def _env_seed(self, role: str = "train") -> int | None:
+        """The seed of a pool's first reset (row i gets ``seed + i``).
 
-    def _make_pool(self, makers: list[Callable], *, train: bool, save_dir: Path | None) -> Any:
+        Each data-parallel process gets its own, so processes see different tasks, and val/test pools get a
+        stream apart from the train pool's: seeded alike, a val env would replay its train twin's tasks (the
+        same lakes, mazes or goal sides) and evaluation would score tasks the agent trained on.
+        """
+        if self.seed is None:
+            return None
+        process = self.accelerator.process_index
+        if role == "train":
+            return self.seed + 7919 * process
+        stream = np.random.SeedSequence([self.seed, process, _POOL_ROLES.index(role)])
+        return int(stream.generate_state(1)[0] % 2**31)
+
+    def _make_pool(self, makers: list[Callable], *, role: str, save_dir: Path | None) -> Any:
+        """An env pool for ``role`` (``train``: with exploration; ``val``/``test``: without)."""
+        train = role == "train"
         creator_mod, pools_mod = _envs_package()
         exploration = self._exploration_factory() if train else None
         base_seed = None if self.seed is None else self.seed * 10_000 + self.accelerator.process_index * 1_000
@@ -349,12 +366,14 @@ class Experiment:
                     seed=None if base_seed is None else base_seed + i + (0 if train else 500),
                 )
             )
-        return pools_mod.make_pool(
+        pool = pools_mod.make_pool(
             self.env_mode,
             creators,
             start_method=self.async_env_mp_context or "forkserver",
             num_envs=self.parallel_actors,
         )
+        self._pool_roles[id(pool)] = role
+        return pool
 
     def init_envs(self) -> str:
         """Builds the train and val env pools; returns a one-line description."""
@@ -377,15 +396,15 @@ class Experiment:
             if self.make_train_env is not None:
                 save_dir = self.dataset.save_new_trajs_to
                 self.train_envs = self._make_pool(
-                    _as_list(self.make_train_env, n_makers, "make_train_env"), train=True, save_dir=save_dir
+                    _as_list(self.make_train_env, n_makers, "make_train_env"), role="train", save_dir=save_dir
                 )
-                self._train_timestep = self.train_envs.reset(seed=self._env_seed())
+                self._train_timestep = self.train_envs.reset(seed=self._env_seed("train"))
                 self._seeded_pools.add(id(self.train_envs))
             self.val_envs = None
             val_src = self.make_val_env or self.make_train_env
             if val_src is not None and self.val_timesteps_per_epoch > 0 and self.val_interval:
                 self.val_envs = self._make_pool(
-                    _as_list(val_src, n_makers, "make_val_env"), train=False, save_dir=None
+                    _as_list(val_src, n_makers, "make_val_env"), role="val", save_dir=None
                 )
         self.hidden_state = None
         return (
@@ -584,7 +603,8 @@ class Experiment:
             # tasks (lakes, mazes, goal sides) instead of replaying the first evaluation's.
             first_reset = id(envs) not in self._seeded_pools
             self._seeded_pools.add(id(envs))
-            timestep = envs.reset(seed=self._env_seed() if first_reset else None)
+            role = self._pool_roles.get(id(envs), "test")
+            timestep = envs.reset(seed=self._env_seed(role) if first_reset else None)
             hidden_state = None
         if hidden_state is None:
             hidden_state = policy.init_hidden_state(envs.num_envs, self.DEVICE)
@@ -708,7 +728,7 @@ class Experiment:
         """One-off evaluation on new envs; logs under ``test/`` and returns this process's metrics."""
         n_makers = 1 if self.env_mode == "already_vectorized" else self.parallel_actors
         makers = _as_list(make_test_env, n_makers, "make_test_env")
-        envs = self._make_pool(makers, train=False, save_dir=Path(save_trajs_to) if save_trajs_to else None)
+        envs = self._make_pool(makers, role="test", save_dir=Path(save_trajs_to) if save_trajs_to else None)
         try:
             start = time.perf_counter()
             _, _, stats = self.interact(
