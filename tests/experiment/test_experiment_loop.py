@@ -237,3 +237,13 @@ def test_cli_run_bad_sources_exit_2_with_one_line(args, expected):
     assert result.exit_code == 2, result.output
     assert result.stderr.count("\n") == 1
     assert expected in result.stderr
+
+
+def test_a_loader_override_yielding_something_else_fails_with_one_line(tiny_job):
+    experiment = _experiment(tiny_job, epochs=1)
+    experiment.init_dloaders = lambda: [[experiment.dataset[0]]]  # RLData windows, not collated batches
+    try:
+        with pytest.raises(TypeError, match="init_dloaders must yield Batch objects"):
+            experiment.learn()
+    finally:
+        experiment.close()

@@ -75,8 +75,15 @@ def _weighted_batches(loader: Iterable[Any]) -> Iterable[tuple[Batch, float]]:
     for item in loader:
         if isinstance(item, Batch):
             yield item, 1.0
-        else:
-            yield from item
+            continue
+        for pair in item:
+            if not (isinstance(pair, tuple) and len(pair) == 2 and isinstance(pair[0], Batch)):
+                msg = (
+                    f"the training DataLoader yielded {type(pair).__name__} inside a {type(item).__name__}; "
+                    "init_dloaders must yield Batch objects or lists of (Batch, loss_weight) pairs."
+                )
+                raise TypeError(msg)
+            yield pair[0], float(pair[1])
 
 
 def _as_list(make_env: Callable[[], Any] | Iterable[Callable[[], Any]], n: int, what: str) -> list[Callable]:
