@@ -136,6 +136,39 @@ def test_switching_a_slot_kind_drops_the_old_kinds_options(demo_plugin, tmp_path
     assert same_kind["traj_encoder"]["some_transformer_option"] == 1
 
 
+JOB_WITH_ALTERNATIVE = {
+    "agent": {
+        "kind": "agent",
+        "reward_multiplier": 10.0,
+        "by_kind": {"multitask": {"reward_multiplier": 10.0, "output_bins": 32}, "agent": {"tau": 0.01}},
+    }
+}
+
+
+def test_a_jobs_options_by_kind_follow_the_kind_the_run_picks():
+    kept = merge_sources(base=JOB_WITH_ALTERNATIVE, environ={})
+    assert kept["agent"] == {"kind": "agent", "reward_multiplier": 10.0, "tau": 0.01}  # no by_kind left over
+    switched = merge_sources(base=JOB_WITH_ALTERNATIVE, flags={"agent": "multitask"}, environ={})
+    assert switched["agent"] == {"kind": "multitask", "reward_multiplier": 10.0, "output_bins": 32}
+    # Still the lowest layer: what the user sets wins.
+    user = merge_sources(
+        base=JOB_WITH_ALTERNATIVE,
+        flags={"agent": "multitask"},
+        overrides=["agent.output_bins=64"],
+        environ={},
+    )
+    assert user["agent"]["output_bins"] == 64
+    assert (
+        load_config(base=JOB_WITH_ALTERNATIVE, flags={"agent": "multitask"}, environ={}).agent.output_bins
+        == 32
+    )
+
+
+def test_options_by_kind_must_be_a_table():
+    with pytest.raises(ConfigSourceError, match=r"agent\.by_kind must be a table"):
+        merge_sources(base={"agent": {"kind": "agent", "by_kind": ["multitask"]}}, environ={})
+
+
 def test_override_on_a_slot_fills_in_the_default_kind(demo_plugin):
     merged = merge_sources(overrides=["traj_encoder.width=5"], environ={})
     assert merged["traj_encoder"] == {"kind": "transformer", "width": 5}

@@ -120,6 +120,14 @@ def test_preset_and_unknown_task(dry_run) -> None:
     assert config["replay"]["traj_save_len"] == 1024
     assert config["optim"]["learning_rate"] == 5e-4
     assert config["agent"]["reward_multiplier"] == 1.0
+    # Example 07's two-hot bins reach the multitask agent when the run picks it, with the shared settings.
+    multitask = dry_run("metaworld-ml45", "--agent", "multitask")["agent"]
+    assert (multitask["min_return"], multitask["max_return"], multitask["output_bins"]) == (
+        -100.0,
+        15000.0,
+        96,
+    )
+    assert multitask["num_critics"] == 4
     with pytest.raises(ValueError, match="ml1-reach-v3"):
         build("metaworld-ml1-reach-v2")
 

@@ -95,6 +95,12 @@ def test_cli_runs_one_tiny_epoch_with_the_preset(tmp_path, dry_run, run_tiny, ti
     assert config["run"]["max_seq_len"] == 2000
     assert config["traj_encoder"]["pos_emb"] == "learnable"
     assert len(config["agent"]["multigammas"]) == 18
+    multitask = dry_run("popgym-multidomain", "--agent", "multitask")["agent"]
+    assert (multitask["reward_multiplier"], multitask["output_bins"], len(multitask["multigammas"])) == (
+        200.0,
+        64,
+        18,
+    )
     summary = run_tiny("popgym-repeat-previous-easy", *tiny_gru())
     assert summary["total_frames"] == 16
     (metrics_file,) = tmp_path.glob("*/metrics.jsonl")

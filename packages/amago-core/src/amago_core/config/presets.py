@@ -5,7 +5,9 @@ A suite declares them torch-free in its spec::
     ComponentSpec(..., extra={"tasks": [...], "presets": {"*": {...}, "ml45": {...}}})
 
 ``"*"`` applies to every task without its own entry. A preset is a config table (sections and slots, like a
-``-c`` file) and sits below every other source, so anything the user sets wins.
+``-c`` file) and sits below every other source, so anything the user sets wins. A slot table may carry a
+``by_kind`` table of options for other kinds of that slot, applied only when the run picks that kind (see
+:func:`slot_with_alternative`).
 """
 
 from __future__ import annotations
@@ -13,9 +15,27 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from amago_core.config.sources import deep_merge
+from amago_core.config.sources import OPTIONS_BY_KIND_KEY, deep_merge
 
 ANY_TASK = "*"
+
+
+def slot_with_alternative(
+    kind: str, options: Mapping[str, Any], *, alternative: str, alternative_options: Mapping[str, Any]
+) -> dict[str, Any]:
+    """A preset's slot table for ``kind`` that still applies when a run picks ``alternative`` instead.
+
+    ``options`` go to either kind; ``alternative_options`` only to ``alternative``. Example: an example's
+    agent settings, plus the two-hot value bins AMAGO set for the ``multitask`` agent's critic::
+
+        "agent": slot_with_alternative("agent", {"reward_multiplier": 1.0}, alternative="multitask",
+                                       alternative_options={"output_bins": 96})
+    """
+    return {
+        "kind": kind,
+        **options,
+        OPTIONS_BY_KIND_KEY: {alternative: {**options, **alternative_options}},
+    }
 
 
 def preset_for_env(env_choice: str | Mapping[str, Any]) -> dict[str, Any] | None:

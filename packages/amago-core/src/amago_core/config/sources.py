@@ -186,6 +186,35 @@ def _without_unset(flags: Mapping[str, Any]) -> dict[str, Any]:
     return kept
 
 
+OPTIONS_BY_KIND_KEY = "by_kind"
+"""Key of a job's (a preset's) slot table holding options for other kinds of that slot, applied only when the
+run picks that kind: ``{"agent": {"kind": "agent", ..., "by_kind": {"multitask": {"output_bins": 96}}}}``."""
+
+
+def _split_options_by_kind(base: Mapping[str, Any]) -> tuple[dict[str, Any], dict[str, dict[str, Any]]]:
+    """The job without its ``by_kind`` tables, and those tables per slot (kinds normalised like slot kinds)."""
+    job = dict(base)
+    found: dict[str, dict[str, Any]] = {}
+    for slot in SLOT_KEYS:
+        table = job.get(slot)
+        if isinstance(table, Mapping) and OPTIONS_BY_KIND_KEY in table:
+            table = dict(table)
+            by_kind = table.pop(OPTIONS_BY_KIND_KEY)
+            if not isinstance(by_kind, Mapping):
+                msg = f"{slot}.{OPTIONS_BY_KIND_KEY} must be a table of kind -> options, got {by_kind!r}."
+                raise ConfigSourceError(msg)
+            found[slot] = {str(kind).replace("-", "_").lower(): dict(opts) for kind, opts in by_kind.items()}
+            job[slot] = table
+    return job, found
+
+
+def _merge_layers(base: Mapping[str, Any], layers: Iterable[Mapping[str, Any]]) -> dict[str, Any]:
+    merged = dict(base)
+    for layer in layers:
+        merged = deep_merge(merged, layer)
+    return merged
+
+
 def merge_sources(
     files: Iterable[str | os.PathLike[str]] = (),
     flags: Mapping[str, Any] | None = None,
@@ -197,13 +226,22 @@ def merge_sources(
 
     ``base`` sits just above the built-in defaults (below the environment): a job's own defaults.
     """
-    merged = deep_merge(dict(base or {}), config_from_environ(environ))
-    for file in files:
-        merged = deep_merge(merged, read_config_file(file))
+    base, options_by_kind = _split_options_by_kind(base or {})
+    layers = [config_from_environ(environ), *(read_config_file(file) for file in files)]
     if flags:
-        merged = deep_merge(merged, _without_unset(flags))
-    for item in overrides:
-        merged = deep_merge(merged, parse_override(item))
+        layers.append(_without_unset(flags))
+    layers.extend(parse_override(item) for item in overrides)
+    merged = _merge_layers(base, layers)
+    # A job's per-kind options apply to whichever kind the other sources finally chose, still below them.
+    switched = False
+    for slot, by_kind in options_by_kind.items():
+        chosen = _slot_kind(merged.get(slot), slot)
+        if chosen in by_kind:
+            own = dict(base[slot]) if _slot_kind(base.get(slot), slot) == chosen else {}
+            base[slot] = deep_merge(own, {"kind": chosen, **by_kind[chosen]})
+            switched = True
+    if switched:
+        merged = _merge_layers(base, layers)
     defaults = ExperimentConfig.model_fields
     for key in SLOT_KEYS:  # options given for a default component: name that default
         value = merged.get(key)

@@ -12,6 +12,7 @@ from typing import Any, Literal
 from pydantic import Field, field_validator
 
 from amago_core.config.component import EnvSuiteConfig
+from amago_core.config.presets import slot_with_alternative
 from amago_core.plugins.spec import ComponentSpec
 from amago_envs.suites.specs import ENV_SUITES_GROUP, check_task
 
@@ -100,7 +101,12 @@ BABYAI_PRESETS: dict[str, Any] = {
         "replay": {"traj_save_len": 3 * _BABYAI_SEQ},
         "schedule": {"val_timesteps_per_epoch": 6000},
         "tstep_encoder": {"kind": "ff", "n_layers": 2, "d_hidden": 512, "d_output": 300},
-        "agent": {"kind": "agent", "reward_multiplier": 1000.0},
+        "agent": slot_with_alternative(
+            "agent",
+            {"reward_multiplier": 1000.0},
+            alternative="multitask",
+            alternative_options={"output_bins": 32},  # example 10's two-hot critic
+        ),
         "exploration": {"kind": "egreedy", "steps_anneal": 500_000},
     },
 }

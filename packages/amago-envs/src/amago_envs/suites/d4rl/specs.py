@@ -13,6 +13,7 @@ from typing import Literal
 from pydantic import Field, field_validator
 
 from amago_core.config.component import EnvSuiteConfig
+from amago_core.config.presets import slot_with_alternative
 from amago_core.plugins.spec import ComponentSpec
 from amago_envs.suites.specs import ENV_SUITES_GROUP, check_task
 
@@ -44,20 +45,24 @@ class D4RLConfig(EnvSuiteConfig):
 
 D4RL_PRESET: dict[str, object] = {
     "tstep_encoder": {"kind": "ff", "n_layers": 1, "d_hidden": 128, "d_output": 128},
-    "agent": {
-        "kind": "agent",
-        "online_coeff": 0.0,
-        "offline_coeff": 1.0,
-        "gamma": 0.997,
-        "reward_multiplier": 1.0,
-        "num_critics": 5,
-        "num_actions_for_value_in_critic_loss": 3,
-        "num_actions_for_value_in_actor_loss": 5,
-        "fbc_filter": {"type": "exp"},
-        "actor": {"d_hidden": 128},
-        "critic": {"d_hidden": 128},
-        "continuous_dist": {"type": "beta"},
-    },
+    "agent": slot_with_alternative(
+        "agent",
+        {
+            "online_coeff": 0.0,
+            "offline_coeff": 1.0,
+            "gamma": 0.997,
+            "reward_multiplier": 1.0,
+            "num_critics": 5,
+            "num_actions_for_value_in_critic_loss": 3,
+            "num_actions_for_value_in_actor_loss": 5,
+            "fbc_filter": {"type": "exp"},
+            "actor": {"d_hidden": 128},
+            "critic": {"d_hidden": 128},
+            "continuous_dist": {"type": "beta"},
+        },
+        alternative="multitask",
+        alternative_options={"output_bins": 64},  # example 14's two-hot critic
+    ),
     "exploration": {"kind": "egreedy", "eps_start": 0.05, "eps_end": 0.01, "steps_anneal": 15_000},
     "run": {"max_seq_len": 32},
     "replay": {"padded_sampling": "right"},

@@ -12,6 +12,7 @@ from typing import Literal
 from pydantic import Field, field_validator
 
 from amago_core.config.component import EnvSuiteConfig
+from amago_core.config.presets import slot_with_alternative
 from amago_core.plugins.spec import ComponentSpec
 from amago_envs.suites.specs import ENV_SUITES_GROUP, check_task
 
@@ -65,7 +66,12 @@ class MetaworldConfig(EnvSuiteConfig):
 _K = 3  # example 07's default --k; the preset's lengths below are derived from it
 METAWORLD_PRESET: dict[str, object] = {
     "tstep_encoder": {"kind": "ff"},
-    "agent": {"kind": "agent", "reward_multiplier": 1.0, "num_critics": 4},
+    "agent": slot_with_alternative(
+        "agent",
+        {"reward_multiplier": 1.0, "num_critics": 4},
+        alternative="multitask",
+        alternative_options={"min_return": -100.0, "max_return": 5000.0 * _K, "output_bins": 96},
+    ),
     "exploration": {"kind": "bilevel", "steps_anneal": 2_000_000, "rollout_horizon": 500 * _K},
     "run": {"max_seq_len": 256},
     "replay": {"traj_save_len": min(500 * _K + 1, 4 * 256)},
@@ -73,7 +79,8 @@ METAWORLD_PRESET: dict[str, object] = {
     "optim": {"learning_rate": 5e-4, "grad_clip": 2.0},
 }
 """Example 07's hyperparameters for ``k_episodes=3`` (set ``exploration.rollout_horizon`` to 500·k for
-another k). Its two-hot critic bounds are not carried: this agent's critic has no two-hot range setting."""
+another k). With ``--agent multitask`` its two-hot critic covers returns -100 to 5000·k in 96 bins, as in
+the example."""
 
 METAWORLD = ComponentSpec(
     name="metaworld",

@@ -12,6 +12,8 @@ from typing import Any, Literal
 from pydantic import Field, field_validator
 
 from amago_core.config.component import EnvSuiteConfig
+from amago_core.config.presets import slot_with_alternative
+from amago_core.config.sources import OPTIONS_BY_KIND_KEY
 from amago_core.plugins.spec import ComponentSpec
 from amago_envs.suites.specs import ENV_SUITES_GROUP, check_task
 
@@ -106,36 +108,45 @@ POPGYM_PRESETS: dict[str, Any] = {
         "optim": {"learning_rate": 1e-4, "grad_clip": 1.0, "lr_warmup_steps": 2000},
         "tstep_encoder": {"kind": "ff", "n_layers": 2, "d_hidden": 512, "d_output": 200},
         "traj_encoder": {"kind": "transformer", "pos_emb": "learnable", "max_time_idx": _POPGYM_HORIZON},
-        "agent": {
-            "kind": "agent",
-            "reward_multiplier": 100.0,
-            "tau": 0.0025,
-            "multigammas": [
-                0.1,
-                0.7,
-                0.9,
-                0.93,
-                0.95,
-                0.98,
-                0.99,
-                0.992,
-                0.994,
-                0.995,
-                0.997,
-                0.998,
-                0.999,
-                0.9991,
-                0.9992,
-                0.9993,
-                0.9994,
-                0.9995,
-            ],
-            "fbc_filter": {"type": "binary", "threshold": 1e-3},
-            "discrete_dist": {"type": "discrete", "clip_prob_low": 1e-6, "clip_prob_high": 1.0},
-        },
+        "agent": slot_with_alternative(
+            "agent",
+            {
+                "reward_multiplier": 100.0,
+                "tau": 0.0025,
+                "multigammas": [
+                    0.1,
+                    0.7,
+                    0.9,
+                    0.93,
+                    0.95,
+                    0.98,
+                    0.99,
+                    0.992,
+                    0.994,
+                    0.995,
+                    0.997,
+                    0.998,
+                    0.999,
+                    0.9991,
+                    0.9992,
+                    0.9993,
+                    0.9994,
+                    0.9995,
+                ],
+                "fbc_filter": {"type": "binary", "threshold": 1e-3},
+                "discrete_dist": {"type": "discrete", "clip_prob_low": 1e-6, "clip_prob_high": 1.0},
+            },
+            alternative="multitask",
+            alternative_options={"output_bins": 64},  # example 03's two-hot critic
+        ),
         "exploration": {"kind": "egreedy", "steps_anneal": 1_000_000},
     },
-    MULTIDOMAIN_TASK: {"agent": {"reward_multiplier": 200.0}},
+    MULTIDOMAIN_TASK: {
+        "agent": {
+            "reward_multiplier": 200.0,
+            OPTIONS_BY_KIND_KEY: {"multitask": {"reward_multiplier": 200.0}},
+        }
+    },
 }
 
 POPGYM = ComponentSpec(

@@ -14,6 +14,7 @@ from typing import Literal
 from pydantic import Field, field_validator
 
 from amago_core.config.component import EnvSuiteConfig
+from amago_core.config.presets import slot_with_alternative
 from amago_core.plugins.spec import ComponentSpec
 from amago_envs.suites.specs import ENV_SUITES_GROUP, check_task
 
@@ -122,7 +123,17 @@ XLAND = ComponentSpec(
                     "start_learning_at_epoch": META_LEN // 1000,
                 },
                 "optim": {"grad_clip": 2.0},
-                "agent": {"kind": "agent", "reward_multiplier": 10.0},
+                "agent": slot_with_alternative(
+                    "agent",
+                    {"reward_multiplier": 10.0},
+                    alternative="multitask",
+                    # example 11's two-hot critic: returns within +-100 per episode, 32 bins
+                    alternative_options={
+                        "min_return": -100.0 * K_EPISODES,
+                        "max_return": 100.0 * K_EPISODES,
+                        "output_bins": 32,
+                    },
+                ),
                 "exploration": {"kind": "egreedy", "steps_anneal": 1_000_000},
             },
         },
