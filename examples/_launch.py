@@ -17,7 +17,7 @@ from typing import Any
 
 from amago_core.config.experiment import ExperimentConfig
 from amago_core.config.presets import preset_for_env
-from amago_core.config.sources import deep_merge
+from amago_core.config.sources import deep_merge, merge_over_job
 from amago_core.experiment.builder import build_experiment
 
 MISSING_EXIT_CODE = 2
@@ -122,7 +122,7 @@ def launch(
             job = deep_merge(job, smoke_job)
             job["run"]["ckpt_base_dir"] = scratch
         try:
-            config = ExperimentConfig.model_validate(deep_merge(preset_for_env(env_id) or {}, job))
+            config = ExperimentConfig.model_validate(merge_over_job(preset_for_env(env_id) or {}, job))
             extra = before_build(config) if before_build else None
             experiment = build_experiment(config, **(extra or {}))
             experiment.start()

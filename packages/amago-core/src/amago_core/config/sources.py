@@ -215,6 +215,24 @@ def _merge_layers(base: Mapping[str, Any], layers: Iterable[Mapping[str, Any]]) 
     return merged
 
 
+def merge_over_job(job: Mapping[str, Any], *layers: Mapping[str, Any]) -> dict[str, Any]:
+    """Merges config tables (lowest first) over a job's defaults, such as an env suite's preset.
+
+    The job's ``by_kind`` options are applied to whichever kind the layers finally chose for that slot, still
+    below the layers, and never reach the result themselves.
+    """
+    base, options_by_kind = _split_options_by_kind(job)
+    merged = _merge_layers(base, layers)
+    switched = False
+    for slot, by_kind in options_by_kind.items():
+        chosen = _slot_kind(merged.get(slot), slot)
+        if chosen in by_kind:
+            own = dict(base[slot]) if _slot_kind(base.get(slot), slot) == chosen else {}
+            base[slot] = deep_merge(own, {"kind": chosen, **by_kind[chosen]})
+            switched = True
+    return _merge_layers(base, layers) if switched else merged
+
+
 def merge_sources(
     files: Iterable[str | os.PathLike[str]] = (),
     flags: Mapping[str, Any] | None = None,
@@ -226,22 +244,11 @@ def merge_sources(
 
     ``base`` sits just above the built-in defaults (below the environment): a job's own defaults.
     """
-    base, options_by_kind = _split_options_by_kind(base or {})
     layers = [config_from_environ(environ), *(read_config_file(file) for file in files)]
     if flags:
         layers.append(_without_unset(flags))
     layers.extend(parse_override(item) for item in overrides)
-    merged = _merge_layers(base, layers)
-    # A job's per-kind options apply to whichever kind the other sources finally chose, still below them.
-    switched = False
-    for slot, by_kind in options_by_kind.items():
-        chosen = _slot_kind(merged.get(slot), slot)
-        if chosen in by_kind:
-            own = dict(base[slot]) if _slot_kind(base.get(slot), slot) == chosen else {}
-            base[slot] = deep_merge(own, {"kind": chosen, **by_kind[chosen]})
-            switched = True
-    if switched:
-        merged = _merge_layers(base, layers)
+    merged = merge_over_job(base or {}, *layers)
     defaults = ExperimentConfig.model_fields
     for key in SLOT_KEYS:  # options given for a default component: name that default
         value = merged.get(key)
