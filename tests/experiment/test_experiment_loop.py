@@ -247,3 +247,25 @@ def test_a_loader_override_yielding_something_else_fails_with_one_line(tiny_job)
             experiment.learn()
     finally:
         experiment.close()
+
+
+def test_a_closed_test_pool_leaves_no_seeding_record_for_the_next_pool_to_inherit(tiny_job):
+    # CPython reuses a freed object's id: a record left for a closed pool would make the next pool with that id
+    # skip its seeded first reset (and evaluate on unseeded tasks).
+    experiment = _experiment(tiny_job, epochs=1)
+    pool_ids = []
+    original_interact = experiment.interact
+
+    def recording_interact(envs, *args, **kwargs):
+        pool_ids.append(id(envs))
+        assert id(envs) not in experiment._seeded_pools  # each test pool starts from its seeded reset
+        return original_interact(envs, *args, **kwargs)
+
+    experiment.interact = recording_interact
+    try:
+        for _ in range(2):
+            experiment.evaluate_test(experiment.make_val_env, 4)
+            assert pool_ids[-1] not in experiment._seeded_pools
+            assert pool_ids[-1] not in experiment._pool_roles
+    finally:
+        experiment.close()

@@ -755,6 +755,9 @@ class Experiment:
             )
         finally:
             envs.close()
+            # The pool's id may be reused by the next one: a stale entry would skip that pool's seeded reset.
+            self._seeded_pools.discard(id(envs))
+            self._pool_roles.pop(id(envs), None)
         averaged = self._average_over_processes(metrics)
         self.log(averaged, "test")
         self._on_evaluation("test", averaged)
