@@ -203,7 +203,7 @@ def _split_options_by_kind(base: Mapping[str, Any]) -> tuple[dict[str, Any], dic
             if not isinstance(by_kind, Mapping):
                 msg = f"{slot}.{OPTIONS_BY_KIND_KEY} must be a table of kind -> options, got {by_kind!r}."
                 raise ConfigSourceError(msg)
-            found[slot] = {str(kind).replace("-", "_").lower(): dict(opts) for kind, opts in by_kind.items()}
+            found[slot] = {_slot_kind(str(kind), slot): dict(opts) for kind, opts in by_kind.items()}
             job[slot] = table
     return job, found
 
