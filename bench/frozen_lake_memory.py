@@ -19,10 +19,11 @@ import tempfile
 from pathlib import Path
 
 import numpy as np
+from learn import success_by_attempt  # bench/ is on sys.path when a bench script runs
 
 from amago_core.config.sources import load_config
 from amago_core.data.files import load_traj
-from amago_core.experiment.builder import build_experiment
+from amago_core.experiment.builder import build_evaluation_experiment
 
 
 def repeat_rate(trajectory_files: list[Path], lake_size: int) -> tuple[int, int]:
@@ -65,15 +66,7 @@ def main() -> None:
         flags={"run": {"name": run.name, "ckpt_base_dir": str(run.parent)}, "logging": {"verbose": False}},
         environ={},
     )
-    experiment = build_experiment(
-        config,
-        make_train_env=None,
-        start_collecting_at_epoch=0,
-        epochs=0,
-        record_config=False,
-        val_interval=1,
-        sample_actions=not args.argmax,
-    )
+    experiment = build_evaluation_experiment(config, sample_actions=not args.argmax)
     experiment.start()
     out = Path(tempfile.mkdtemp(prefix="frozen-lake-memory-"))
     try:
@@ -82,16 +75,12 @@ def main() -> None:
         metrics = experiment.evaluate_test(
             experiment.make_val_env, steps, save_trajs_to=out, episodes=args.episodes
         )
-        success = {
-            int(key.split()[2]): value
-            for key, value in metrics.items()
-            if key.startswith("Average Episode ") and " Success in " in key
-        }
+        success = success_by_attempt(metrics)
         chances, repeats = repeat_rate(sorted(out.rglob("*.npz")), lake_size=config.env.size)
     finally:
         experiment.close()
         shutil.rmtree(out, ignore_errors=True)
-    print("success by attempt:", " ".join(f"{success[k]:.2f}" for k in sorted(success)))
+    print("success by attempt:", " ".join(f"{rate:.2f}" for rate in success))
     print(f"fatal action repeated on {repeats} of {chances} chances ({repeats / max(chances, 1):.2f})")
 
 

@@ -166,7 +166,7 @@ def eval_command(
 ) -> None:
     """Evaluate a run's policy (latest weights unless --epoch) and print the metrics as JSON."""
     from amago_core.cli.config_cmd import load_or_fail
-    from amago_core.experiment.builder import build_experiment
+    from amago_core.experiment.builder import build_evaluation_experiment
     from amago_core.plugins.errors import PluginError
 
     resolved_file = run_dir / "config.resolved.json"
@@ -177,14 +177,7 @@ def eval_command(
     )
     config = load_or_fail([resolved_file], None, flags)
     try:
-        experiment = build_experiment(
-            config,
-            make_train_env=None,
-            start_collecting_at_epoch=0,
-            epochs=0,
-            record_config=False,
-            val_interval=1,
-        )
+        experiment = build_evaluation_experiment(config)
     except (PluginError, ValueError) as exc:
         fail(str(exc))
     experiment.start()

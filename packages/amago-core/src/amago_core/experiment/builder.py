@@ -157,6 +157,23 @@ def build_experiment(config: ExperimentConfig, **overrides: Any) -> Experiment:
     return Experiment(**fields)
 
 
+def build_evaluation_experiment(config: ExperimentConfig, **overrides: Any) -> Experiment:
+    """The Experiment of a trained run, set up only to evaluate: no train envs, no epochs, config file untouched.
+
+    Args:
+        config: the run's config (its ``config.resolved.json``, with ``run.name``/``ckpt_base_dir`` pointing at it).
+        **overrides: further Experiment fields (``sample_actions``, ...).
+    """
+    evaluation_only = {
+        "make_train_env": None,
+        "start_collecting_at_epoch": 0,
+        "epochs": 0,
+        "record_config": False,
+        "val_interval": 1,
+    }
+    return build_experiment(config, **{**evaluation_only, **overrides})
+
+
 def resolved_config_path(run_dir: str | Path) -> Path:
     """The resolved config file of a run folder."""
     return Path(run_dir) / "config.resolved.json"
