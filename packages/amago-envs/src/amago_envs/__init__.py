@@ -1,32 +1,28 @@
-"""amago-envs: the AMAGOEnv contract, exploration wrappers, vector pools and env suites.
+"""amago-envs: env suites (one extra each) and exploration wrappers, as plugins.
 
-Public names are resolved lazily (PEP 562): spec modules under this package are imported by `amago list`,
-which must not pay for gymnasium, so importing the package itself stays free of it.
+The rollout contract these build on (``AMAGOEnv``, ``SequenceEnv``, ``EnvCreator``, the vector pools) lives in
+``amago_core.rollout``; its names are re-exported here, and the old module paths (``amago_envs.env``,
+``amago_envs.pools``...) still import, so code written against them keeps working. Public names load lazily
+(PEP 562): spec modules under this package are imported by ``amago list``, which must not pay for gymnasium.
 """
 
 from __future__ import annotations
 
-import importlib
-from typing import Any
+from amago_core.lazy import lazy_exports
 
 __version__ = "0.1.0"
 
-_LAZY_EXPORTS = {
-    "AMAGOEnv": "amago_envs.env",
-    "AMAGO_ENV_LOG_PREFIX": "amago_envs.env",
-    "EnvContractError": "amago_envs.env",
-    "SequenceEnv": "amago_envs.sequence",
-    "StepResult": "amago_envs.sequence",
-    "EnvCreator": "amago_envs.creator",
-    "make_pool": "amago_envs.pools",
-}
-
-__all__ = sorted(_LAZY_EXPORTS)
-
-
-def __getattr__(name: str) -> Any:
-    module_name = _LAZY_EXPORTS.get(name)
-    if module_name is None:
-        msg = f"module 'amago_envs' has no attribute {name!r}; public names: {', '.join(__all__)}"
-        raise AttributeError(msg)
-    return getattr(importlib.import_module(module_name), name)
+__getattr__, __dir__, __all__ = lazy_exports(
+    __name__,
+    {
+        "AMAGOEnv": "amago_core.rollout",
+        "AMAGO_ENV_LOG_PREFIX": "amago_core.rollout",
+        "EnvContractError": "amago_core.rollout",
+        "SequenceEnv": "amago_core.rollout",
+        "StepResult": "amago_core.rollout",
+        "EnvCreator": "amago_core.rollout",
+        "make_pool": "amago_core.rollout",
+        "EpsilonGreedy": "amago_envs.exploration.wrappers",
+        "BilevelEpsilonGreedy": "amago_envs.exploration.wrappers",
+    },
+)

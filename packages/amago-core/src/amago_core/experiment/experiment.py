@@ -41,21 +41,11 @@ from amago_core.experiment.logger import RunLogger
 from amago_core.experiment.metrics import AVERAGE_RETURN_KEY, finished_episodes, policy_metrics
 from amago_core.experiment.run_dir import RunPaths, atomic_write_json, replace_dir
 from amago_core.plugins.groups import AGENTS, EXPLORATIONS, TRAJ_ENCODERS, TSTEP_ENCODERS
+from amago_core.rollout import EnvCreator, make_pool
 
 ENV_MODES = ("sync", "async", "already_vectorized")
 SAVE_FORMATS = ("npz", "npz-compressed", "traj")
 PADDED_SAMPLING = ("none", "left", "right", "both")
-
-
-def _envs_package():
-    """amago-envs supplies the vector pools; it depends on amago-core, so it is imported when a run starts."""
-    try:
-        import amago_envs.creator
-        import amago_envs.pools
-    except ImportError as exc:  # pragma: no cover - amago-envs ships with the `amago` meta-package
-        msg = 'running an Experiment needs amago-envs: pip install "amago-envs" (or "amago")'
-        raise ImportError(msg) from exc
-    return amago_envs.creator, amago_envs.pools
 
 
 def default_torch_threads(num_processes: int = 1) -> int:
@@ -354,13 +344,12 @@ class Experiment:
     def _make_pool(self, makers: list[Callable], *, role: str, save_dir: Path | None) -> Any:
         """An env pool for ``role`` (``train``: with exploration; ``val``/``test``: without)."""
         train = role == "train"
-        creator_mod, pools_mod = _envs_package()
         exploration = self._exploration_factory() if train else None
         base_seed = None if self.seed is None else self.seed * 10_000 + self.accelerator.process_index * 1_000
         creators = []
         for i, make in enumerate(makers):
             creators.append(
-                creator_mod.EnvCreator(
+                EnvCreator(
                     make_env=make,
                     exploration=exploration,
                     save_dir=save_dir,
@@ -373,7 +362,7 @@ class Experiment:
                     seed=None if base_seed is None else base_seed + i + (0 if train else 500),
                 )
             )
-        pool = pools_mod.make_pool(
+        pool = make_pool(
             self.env_mode,
             creators,
             start_method=self.async_env_mp_context or "forkserver",

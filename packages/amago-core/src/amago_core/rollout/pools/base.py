@@ -10,7 +10,7 @@ from typing import Any
 import numpy as np
 
 from amago_core.data.timestep import Timestep
-from amago_envs.sequence import StepResult
+from amago_core.rollout.sequence import StepResult
 
 
 def merge_stats(stats: Sequence[dict[str, Any]]) -> dict[str, Any]:

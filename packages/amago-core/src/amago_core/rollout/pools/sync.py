@@ -1,7 +1,7 @@
 """``SyncPool``: every env in this process, stepped one after the other (the default; easy to debug).
 
 When the creators are ``EnvCreator``s that differ only in ``make_env`` and ``seed`` (the usual case), the envs
-are stacked into one batched env (:class:`~amago_envs.pools.stacked.StackedEnv`) under a single exploration
+are stacked into one batched env (:class:`~amago_core.rollout.pools.stacked.StackedEnv`) under a single exploration
 wrapper, writer and ``SequenceEnv``, so per-step bookkeeping runs once per batch instead of once per env.
 Other creators (or ``AMAGOEnv`` subclasses that override ``step``/``reset`` rather than the ``inner_*``
 hooks) get one ``SequenceEnv`` each.
@@ -18,11 +18,11 @@ import numpy as np
 
 from amago_core.data.timestep import Timestep
 from amago_core.data.writer import TrajectoryWriter
-from amago_envs.creator import EnvCreator
-from amago_envs.env import AMAGOEnv
-from amago_envs.pools.base import VectorPool, concat_results, merge_stats
-from amago_envs.pools.stacked import StackedEnv
-from amago_envs.sequence import SequenceEnv, StepResult
+from amago_core.rollout.creator import EnvCreator
+from amago_core.rollout.env import AMAGOEnv
+from amago_core.rollout.pools.base import VectorPool, concat_results, merge_stats
+from amago_core.rollout.pools.stacked import StackedEnv
+from amago_core.rollout.sequence import SequenceEnv, StepResult
 
 
 def _same_callable(a: Any, b: Any) -> bool:

@@ -20,8 +20,8 @@ import cloudpickle
 import numpy as np
 
 from amago_core.data.timestep import Timestep
-from amago_envs.pools.base import VectorPool, concat_results, merge_stats
-from amago_envs.sequence import SequenceEnv, StepResult
+from amago_core.rollout.pools.base import VectorPool, concat_results, merge_stats
+from amago_core.rollout.sequence import SequenceEnv, StepResult
 
 StartMethod = Literal["forkserver", "spawn", "fork"]
 
@@ -41,7 +41,7 @@ def _pickleable_exception(exc: BaseException) -> BaseException | None:
 def _build_worker_envs(creators: list[Callable[[], SequenceEnv]]) -> Any:
     if len(creators) == 1:
         return creators[0]()
-    from amago_envs.pools.sync import SyncPool  # only workers that hold several envs need it
+    from amago_core.rollout.pools.sync import SyncPool  # only workers that hold several envs need it
 
     return SyncPool(creators)
 
@@ -112,7 +112,7 @@ class AsyncPool(VectorPool):
         ctx = mp.get_context(start_method)
         if start_method == "forkserver":
             # Workers fork from the server: with these imported there once, each new worker starts in ms.
-            ctx.set_forkserver_preload(["numpy", "gymnasium", "amago_envs.pools.async_pool"])
+            ctx.set_forkserver_preload(["numpy", "gymnasium", "amago_core.rollout.pools.async_pool"])
         self._group_size = envs_per_worker
         self._conns: list[Connection] = []
         self._procs: list[Any] = []

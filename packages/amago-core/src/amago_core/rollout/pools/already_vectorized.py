@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
-from amago_envs.pools.sync import SyncPool
-from amago_envs.sequence import SequenceEnv
+from amago_core.rollout.pools.sync import SyncPool
+from amago_core.rollout.sequence import SequenceEnv
 
 
 class AlreadyVectorizedPool(SyncPool):

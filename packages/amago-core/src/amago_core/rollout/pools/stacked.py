@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 
 from amago_core.data.timestep import Timestep
-from amago_envs.env import AMAGOEnv, EnvContractError
+from amago_core.rollout.env import AMAGOEnv, EnvContractError
 
 
 def _space_signature(env: AMAGOEnv) -> tuple:
