@@ -100,10 +100,16 @@ class Agent(BaseAgent):
             # actor's own input, the encoders) but never the critics.
             q_policy = self.maximized_critics(now.detach(), policy_actions).mean(0)  # (B, T, C, G, 1)
         if cfg.online_coeff > 0:
+            if q_policy is None:  # computed above whenever online_coeff > 0
+                msg = "Agent: online_coeff > 0 but no policy values were computed."
+                raise RuntimeError(msg)
             actor_loss = actor_loss - cfg.online_coeff * self.popart(q_policy.amin(2))
         if cfg.offline_coeff > 0:
             log_prob = policy.log_prob(per_gamma_actions)  # (B, T, G, 1)
             if use_filter:
+                if q_buffer is None or q_policy is None:  # both computed above whenever use_filter
+                    msg = "Agent: the filter needs buffer and policy values, which were not computed."
+                    raise RuntimeError(msg)
                 with torch.no_grad():
                     # Raw critic-head outputs: PopArt's affine map is per gamma and positive, so signs agree.
                     advantage = q_buffer.mean(2) - q_policy.mean(2)

@@ -142,6 +142,8 @@ class CriticEnsemble(nn.Module):
         out_dim: outputs per (critic, gamma, action sample): 1 for values, the bin count for two-hot critics.
     """
 
+    gamma_features: torch.Tensor
+
     def __init__(
         self,
         state_dim: int,
@@ -207,6 +209,9 @@ class CriticEnsemble(nn.Module):
         extra = torch.cat(
             (self.gamma_features.expand(samples, batch, steps, -1, -1), actions.clamp(-0.999, 0.999)), dim=-1
         )  # (K, B, T, G, 1 + A)
+        if self.inp_extra is None:  # built whenever action_input is True
+            msg = "CriticEnsemble: action_input=True but the (gamma, action) input layer is missing."
+            raise RuntimeError(msg)
         h_extra = self.inp_extra.forward_shared(extra.reshape(-1, extra.shape[-1]))  # (C, K*B*T*G, d)
         h_extra = h_extra.reshape(self.num_critics, samples, batch * steps, self.num_gammas, -1)
         h = h_extra + h_state.reshape(self.num_critics, 1, batch * steps, 1, -1)

@@ -125,6 +125,9 @@ class MultiTaskAgent(BaseAgent):
         if cfg.offline_coeff > 0:
             log_prob = policy.log_prob(per_gamma_actions)  # (B, T, G, 1)
             if use_filter:
+                if logits_buffer is None:  # computed above whenever use_filter
+                    msg = "MultiTaskAgent: the filter needs the buffer actions' critic logits, which were not computed."
+                    raise RuntimeError(msg)
                 with torch.no_grad():
                     sampled = self.policy_actions(policy, cfg.num_actions_for_value_in_actor_loss, False)
                     state_value = self.values(self.critics(now.detach(), sampled)).mean(dim=(0, 3))

@@ -21,6 +21,12 @@ class PopArt(nn.Module):
         config: step size, initial second moment, on/off.
     """
 
+    mu: torch.Tensor
+    nu: torch.Tensor
+    w: torch.Tensor
+    b: torch.Tensor
+    updates: torch.Tensor
+
     def __init__(self, num_gammas: int, config: PopArtConfig | None = None) -> None:
         super().__init__()
         config = config or PopArtConfig()

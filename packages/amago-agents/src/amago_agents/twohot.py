@@ -33,6 +33,8 @@ class ValueBins(nn.Module):
         hlgauss_sigma: HL-Gauss label standard deviation in bin widths.
     """
 
+    centres: torch.Tensor
+
     def __init__(
         self,
         min_return: float,

@@ -5,6 +5,7 @@ from __future__ import annotations
 import abc
 import functools
 import inspect
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -16,7 +17,7 @@ from amago_core.config.component import ComponentConfig
 
 
 @functools.cache
-def _takes_pad_mask(cls: type) -> bool:
+def _takes_pad_mask(cls: type[TstepEncoder]) -> bool:
     return "pad_mask" in inspect.signature(cls.inner_forward).parameters
 
 
@@ -88,7 +89,9 @@ class TstepEncoder(nn.Module, abc.ABC):
         if self.hide_rl2s:
             rl2s = torch.zeros_like(rl2s)
         if pad_mask is not None and _takes_pad_mask(type(self)):
-            return self.inner_forward(obs, rl2s, pad_mask=pad_mask)
+            # The abstract signature has no ``pad_mask``; this subclass's override takes one (checked above).
+            inner_forward: Callable[..., torch.Tensor] = self.inner_forward
+            return inner_forward(obs, rl2s, pad_mask=pad_mask)
         return self.inner_forward(obs, rl2s)
 
 

@@ -140,6 +140,10 @@ class InputNorm(nn.Module):
     rollouts and training see the same transform between updates.
     """
 
+    mu: torch.Tensor
+    nu: torch.Tensor
+    steps: torch.Tensor
+
     def __init__(self, dim: int, beta: float = 1e-4, init_nu: float = 1.0) -> None:
         super().__init__()
         self.beta = beta
@@ -183,6 +187,9 @@ class SigmaReparamLinear(nn.Module):
     ``sigma(W)`` is estimated as ``uᵀWv`` with ``u, v`` refined by one power-iteration step per training
     forward; eval mode uses the stored vectors, so rollouts are deterministic.
     """
+
+    u: torch.Tensor
+    v: torch.Tensor
 
     def __init__(self, d_in: int, d_out: int, bias: bool = True) -> None:
         super().__init__()

@@ -15,6 +15,8 @@ from torch import nn
 class FixedPosEmb(nn.Module):
     """Sinusoidal embedding of time indices, computed on the fly (any episode length)."""
 
+    freqs: torch.Tensor
+
     def __init__(self, d_model: int) -> None:
         super().__init__()
         half = d_model // 2
@@ -48,6 +50,8 @@ class LearnablePosEmb(nn.Module):
 
 class RotaryPosEmb(nn.Module):
     """Rotary embedding (Llama's half-split form, base 10000) applied to queries and keys per head."""
+
+    inv_freq: torch.Tensor
 
     def __init__(self, head_dim: int) -> None:
         super().__init__()

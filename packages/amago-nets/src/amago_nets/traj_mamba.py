@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import cast
 
 import numpy as np
 import torch
@@ -97,7 +98,8 @@ class MambaMixer(nn.Module):
         A = -torch.exp(self.A_log.float())
         if length == 1:
             # One rollout step: the convolution is a dot product with the stored inputs.
-            xc = F.silu((padded * self.conv1d.weight[:, 0]).sum(-1) + self.conv1d.bias)
+            conv_bias = cast(torch.Tensor, self.conv1d.bias)  # built with bias=True
+            xc = F.silu((padded * self.conv1d.weight[:, 0]).sum(-1) + conv_bias)
             dt, B, C = self._ssm_inputs(xc)
             h = ssm_state if ssm_state is not None else xc.new_zeros(batch, self.d_inner, self.d_state)
             y, new_ssm = scan_step(xc, dt, A, B, C, self.D, h)
@@ -140,7 +142,7 @@ class MambaTrajEncoder(TrajEncoder):
 
     def init_hidden_state(self, batch_size: int, device: torch.device | str) -> MambaState:
         """Zero conv and SSM states for every layer."""
-        mixer = self.mixers[0]
+        mixer = cast(MambaMixer, self.mixers[0])  # ModuleList indexing is typed as a plain Module
         n_layers = len(self.mixers)
         return MambaState(
             conv=torch.zeros(n_layers, batch_size, mixer.d_inner, mixer.d_conv - 1, device=device),

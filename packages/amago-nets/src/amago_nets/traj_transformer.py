@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import cast
+
 import numpy as np
 import torch
 from torch import nn
@@ -132,6 +134,8 @@ class TransformerTrajEncoder(TrajEncoder):
     at the longest length.
     """
 
+    config: TransformerTrajEncoderConfig  # never None here: __init__ falls back to the defaults
+
     def __init__(
         self, config: TransformerTrajEncoderConfig | None = None, *, tstep_dim: int, max_seq_len: int
     ) -> None:
@@ -221,5 +225,5 @@ class TransformerTrajEncoder(TrajEncoder):
         if resolve_backend(self.config.attention, x.device) != "flash":
             groups = plan_row_groups(valid)
         for index, layer in enumerate(self.layers):
-            x = layer.step(x, time_idxs, hidden_state, index, valid, groups)
+            x = cast(TransformerLayer, layer).step(x, time_idxs, hidden_state, index, valid, groups)
         return hidden_state.by_env(self.out_norm(x)), hidden_state.advanced()

@@ -33,7 +33,14 @@ class CNNTstepEncoder(TstepEncoder):
             )
             raise ValueError(msg)
         self.obs_key = config.obs_key
-        img_shape = tuple(obs_space[config.obs_key].shape)
+        space_shape = obs_space[config.obs_key].shape
+        if space_shape is None:
+            msg = (
+                f"cnn tstep encoder: obs_key={config.obs_key!r} has a space without a fixed shape "
+                f"({obs_space[config.obs_key]!r}); the image key needs a Box space."
+            )
+            raise ValueError(msg)
+        img_shape = tuple(space_shape)
         self.cnn: ImageBackbone
         if config.cnn_type == "nature":
             self.cnn = NatureishCNN(img_shape, config.channels_first, config.activation)

@@ -30,7 +30,16 @@ class FFTstepEncoder(TstepEncoder):
                     f"(keys: {', '.join(known)}); fix obs_keys.{did_you_mean(key, known)}"
                 )
                 raise ValueError(msg)
-        d_input = sum(max(math.prod(obs_space[key].shape), 1) for key in self.obs_keys) + rl2_space.shape[0]
+        d_input = rl2_space.shape[0]
+        for key in self.obs_keys:
+            shape = obs_space[key].shape
+            if shape is None:
+                msg = (
+                    f"ff tstep encoder: observation key {key!r} has a space without a fixed shape "
+                    f"({obs_space[key]!r}); leave it out of obs_keys or give it a Box/Discrete space."
+                )
+                raise ValueError(msg)
+            d_input += max(math.prod(shape), 1)
         d_hidden, d_output = config.d_hidden, config.d_output
         if config.auto_scale:
             d_hidden, d_output = max(d_hidden, d_input), max(d_output, d_input)

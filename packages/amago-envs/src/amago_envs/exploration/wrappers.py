@@ -21,7 +21,7 @@ from typing import Any
 
 import numpy as np
 
-from amago_envs.env import AMAGOEnv
+from amago_core.rollout.env import AMAGOEnv
 from amago_envs.exploration.specs import BilevelConfig, EGreedyConfig
 
 
@@ -100,12 +100,12 @@ class BilevelEpsilonGreedy:
             explore = self.rng.random(n) < eps
             random_actions = self.rng.integers(0, self.env.action_dim, size=n)
             return np.where(explore, random_actions, flat).reshape(arr.shape).astype(arr.dtype)
-        flat = arr.reshape(n, -1).astype(np.float32)
-        if not np.all(np.abs(flat) <= 1.0 + 1e-5):
+        rows = arr.reshape(n, -1).astype(np.float32)
+        if not np.all(np.abs(rows) <= 1.0 + 1e-5):
             # Checked before the noise: clipping after the noise would hide a policy that leaves [-1, 1].
-            msg = f"continuous actions must be in [-1, 1] before exploration noise; got {flat.tolist()}."
+            msg = f"continuous actions must be in [-1, 1] before exploration noise; got {rows.tolist()}."
             raise ValueError(msg)
-        noisy = flat + eps[:, None] * self.rng.standard_normal(flat.shape)
+        noisy = rows + eps[:, None] * self.rng.standard_normal(rows.shape)
         return np.clip(noisy, -1.0, 1.0).astype(np.float32).reshape(arr.shape)
 
     def reset(self, *args: Any, **kwargs: Any) -> Any:

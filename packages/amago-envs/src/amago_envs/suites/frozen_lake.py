@@ -11,12 +11,12 @@ from __future__ import annotations
 
 import math
 from collections import deque
-from typing import Any, ClassVar
+from typing import Any
 
 import gymnasium
 import numpy as np
 
-from amago_envs.env import AMAGO_ENV_LOG_PREFIX
+from amago_core.rollout.env import AMAGO_ENV_LOG_PREFIX
 from amago_envs.suites.specs import FrozenLakeConfig
 from amago_envs.suites.suite import BuiltinSuite
 
@@ -65,7 +65,7 @@ def _goal_reachable(lake: np.ndarray) -> bool:
     return False
 
 
-class MetaFrozenLake(gymnasium.Env[np.ndarray, int]):
+class MetaFrozenLake(gymnasium.Env[np.ndarray, np.int64]):
     """k attempts per random lake; reward 1 at the goal; logs ``Episode {i} Success`` per attempt.
 
     Observation: ``[row / size, col / size, soft_reset_flag, attempt / k_episodes]`` (the last entry only
@@ -87,7 +87,7 @@ class MetaFrozenLake(gymnasium.Env[np.ndarray, int]):
         render_mode: None or ``"ansi"``.
     """
 
-    metadata: ClassVar[dict[str, Any]] = {"render_modes": ["ansi"], "render_fps": 4}
+    metadata: dict[str, Any] = {"render_modes": ["ansi"], "render_fps": 4}  # noqa: RUF012 - gymnasium's class attribute
 
     def __init__(
         self,
@@ -148,7 +148,7 @@ class MetaFrozenLake(gymnasium.Env[np.ndarray, int]):
         self.row, self.col = 0, 0
         self.attempt_steps = 0
 
-    def step(self, action: int) -> tuple[np.ndarray, float, bool, bool, dict[str, Any]]:
+    def step(self, action: int | np.integer) -> tuple[np.ndarray, float, bool, bool, dict[str, Any]]:
         """Moves (maybe slipping), applies the tile's effect, and soft-resets when the attempt ends."""
         if self.current_k is None or self.current_k >= self.k_episodes:
             msg = "Meta-Frozen-Lake rollout is over (or never started); call reset() before step()."
@@ -196,6 +196,9 @@ class MetaFrozenLake(gymnasium.Env[np.ndarray, int]):
             col = min(max(col + int(col_noise), 0), self.size - 1)
         features = [row / self.size, col / self.size, float(soft_reset)]
         if self.show_k_progress:
+            if self.current_k is None:
+                msg = "Meta-Frozen-Lake has no attempt count before the first reset(); call reset() first."
+                raise RuntimeError(msg)
             features.append(self.current_k / self.k_episodes)
         return np.array(features, dtype=np.float32)
 

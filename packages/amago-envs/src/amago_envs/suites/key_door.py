@@ -10,12 +10,12 @@ the dark version the key and door are invisible, so only memory of earlier rewar
 
 from __future__ import annotations
 
-from typing import Any, ClassVar
+from typing import Any
 
 import gymnasium
 import numpy as np
 
-from amago_envs.env import AMAGO_ENV_LOG_PREFIX
+from amago_core.rollout.env import AMAGO_ENV_LOG_PREFIX
 from amago_envs.suites.specs import KeyDoorConfig
 from amago_envs.suites.suite import BuiltinSuite
 
@@ -25,7 +25,7 @@ _MOVES: tuple[tuple[int, int], ...] = ((0, -1), (-1, 0), (0, 1), (1, 0), (0, 0))
 Location = str | tuple[int, int]
 
 
-class RoomKeyDoor(gymnasium.Env[np.ndarray, int]):
+class RoomKeyDoor(gymnasium.Env[np.ndarray, np.int64]):
     """Key then door, as many times as possible within one room's horizon.
 
     Observation: ``[x / size, y / size, has_key, attempt_time / max_episode_steps]``, plus the door's and
@@ -45,7 +45,7 @@ class RoomKeyDoor(gymnasium.Env[np.ndarray, int]):
         render_mode: None or ``"ansi"``.
     """
 
-    metadata: ClassVar[dict[str, Any]] = {"render_modes": ["ansi"], "render_fps": 4}
+    metadata: dict[str, Any] = {"render_modes": ["ansi"], "render_fps": 4}  # noqa: RUF012 - gymnasium's class attribute
 
     def __init__(
         self,
@@ -124,7 +124,7 @@ class RoomKeyDoor(gymnasium.Env[np.ndarray, int]):
         self.attempt_time = 0
         self.has_key = False
 
-    def step(self, action: int) -> tuple[np.ndarray, float, bool, bool, dict[str, Any]]:
+    def step(self, action: int | np.integer) -> tuple[np.ndarray, float, bool, bool, dict[str, Any]]:
         """Moves and pays for key and door, or spends the step returning to the start after an attempt."""
         if self.global_time is None or self.global_time >= self.meta_rollout_horizon:
             msg = "Key-To-Door room is over (or never started); call reset() before step()."

@@ -11,7 +11,7 @@ given in a dict observation next to the cell the agent currently occupies.
 from __future__ import annotations
 
 from collections import deque
-from typing import Any, ClassVar
+from typing import Any
 
 import gymnasium
 import numpy as np
@@ -93,7 +93,7 @@ def reachable_cells(maze: np.ndarray, start: tuple[int, int]) -> list[tuple[int,
     return order
 
 
-class MazeRunner(gymnasium.Env[np.ndarray, int]):
+class MazeRunner(gymnasium.Env[np.ndarray, np.int64]):
     """Reach the goals in order; +1 each; flat vector observations.
 
     Observation (float32, in [-1, 1]): ``[row, col, free_west, free_north, free_east, free_south]`` divided
@@ -114,7 +114,7 @@ class MazeRunner(gymnasium.Env[np.ndarray, int]):
         render_mode: None or ``"ansi"``.
     """
 
-    metadata: ClassVar[dict[str, Any]] = {"render_modes": ["ansi"], "render_fps": 4}
+    metadata: dict[str, Any] = {"render_modes": ["ansi"], "render_fps": 4}  # noqa: RUF012 - gymnasium's class attribute
 
     def __init__(
         self,
@@ -183,9 +183,9 @@ class MazeRunner(gymnasium.Env[np.ndarray, int]):
         self._over = False
         return self._observe(), {}
 
-    def step(self, action: int) -> tuple[np.ndarray, float, bool, bool, dict[str, Any]]:
+    def step(self, action: int | np.integer) -> tuple[np.ndarray, float, bool, bool, dict[str, Any]]:
         """Moves (walls block) and pays +1 when the active goal is reached."""
-        if self._over:
+        if self._over or self.timer is None:
             msg = "MazeRunner episode is over (or never started); call reset() before step()."
             raise RuntimeError(msg)
         if not self.action_space.contains(action):
@@ -227,6 +227,9 @@ class MazeRunner(gymnasium.Env[np.ndarray, int]):
         return distances
 
     def _observe(self) -> np.ndarray:
+        if self.timer is None:
+            msg = "MazeRunner has no maze before the first reset(); call reset() first."
+            raise RuntimeError(msg)
         n = self.maze_dim
         parts = [
             np.array(self.pos) / n,
@@ -249,7 +252,7 @@ class MazeRunner(gymnasium.Env[np.ndarray, int]):
         return f"t={self.timer}/{self.time_limit}\n" + "\n".join("".join(r) for r in grid) + "\n"
 
 
-class MazeRunnerRelabelInfo(gymnasium.ObservationWrapper[dict[str, np.ndarray], int, np.ndarray]):
+class MazeRunnerRelabelInfo(gymnasium.ObservationWrapper[dict[str, np.ndarray], np.int64, np.ndarray]):
     """Dict observations for hindsight instruction relabeling: ``obs``, ``achieved`` and ``goals``.
 
     ``obs`` is the wrapped env's vector, ``achieved`` the ``(1, 2)`` cell the agent stands on and ``goals``
@@ -266,7 +269,8 @@ class MazeRunnerRelabelInfo(gymnasium.ObservationWrapper[dict[str, np.ndarray], 
             raise TypeError(msg)
         super().__init__(env)
         n = env.maze_dim
-        self.observation_space = gymnasium.spaces.Dict(
+        # gymnasium types a Dict space's elements as dict[str, Space] rather than dicts of samples.
+        self.observation_space = gymnasium.spaces.Dict(  # type: ignore[assignment]
             {
                 "obs": env.observation_space,
                 "achieved": gymnasium.spaces.Box(low=0, high=n - 1, shape=(1, 2), dtype=np.int32),
@@ -298,7 +302,7 @@ class MazeRunnerSuite(BuiltinSuite):
         n = (self.config.maze_dim // 2) * 2 + 1
         return f"MazeRunner-{n}x{n}-k{self.config.num_goals}"
 
-    def make_gym_env(self) -> gymnasium.Env[Any, int]:
+    def make_gym_env(self) -> gymnasium.Env[Any, np.int64]:
         """A fresh MazeRunner, wrapped for relabeling when ``relabel_info`` is set."""
         cfg = self.config
         goal_in_obs = (not cfg.relabel_info) if cfg.goal_in_obs is None else cfg.goal_in_obs

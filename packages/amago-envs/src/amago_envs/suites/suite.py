@@ -5,8 +5,8 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from typing import TYPE_CHECKING, Any, ClassVar
 
+from amago_core.rollout.env import AMAGOEnv
 from amago_core.suggest import did_you_mean
-from amago_envs.env import AMAGOEnv
 
 if TYPE_CHECKING:
     import gymnasium
@@ -33,7 +33,7 @@ class BuiltinSuite(ABC):
 
     def __init__(self, config: EnvSuiteConfig | None = None):
         if config is None:
-            config = self.config_type()
+            config = self.config_type.model_validate({})  # every suite config gives kind its default
         if not isinstance(config, self.config_type):
             msg = (
                 f"{type(self).__name__} takes a {self.config_type.__name__}, got a {type(config).__name__}; "
@@ -46,6 +46,19 @@ class BuiltinSuite(ABC):
     def task(self) -> str | None:
         """The task being made: the config's task, or the suite's default when the config names none."""
         return self.config.task if self.config.task is not None else self.default_task
+
+    @property
+    def required_task(self) -> str:
+        """:attr:`task` for suites that cannot make an env without one (those with a default task).
+
+        Raises:
+            ValueError: neither the config nor the suite's default names a task.
+        """
+        task = self.task
+        if task is None:
+            msg = f"{type(self).__name__}: no task given and the suite has no default one; name a task in the env id."
+            raise ValueError(msg)
+        return task
 
     @property
     def default_task(self) -> str | None:

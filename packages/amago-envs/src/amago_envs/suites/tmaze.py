@@ -17,7 +17,7 @@ Layout (``x`` grows to the right, ``y`` is -1 / 0 / +1 at the junction)::
 
 from __future__ import annotations
 
-from typing import Any, ClassVar
+from typing import Any
 
 import gymnasium
 import numpy as np
@@ -30,7 +30,7 @@ RIGHT, UP, LEFT, DOWN = 0, 1, 2, 3
 _MOVES: tuple[tuple[int, int], ...] = ((1, 0), (0, 1), (-1, 0), (0, -1))
 
 
-class TMaze(gymnasium.Env[np.ndarray, int]):
+class TMaze(gymnasium.Env[np.ndarray, np.int64]):
     """One T-Maze episode per reset, with a goal side drawn from the env's seeded generator.
 
     Observations are 2-d and deliberately ambiguous: ``[0, goal_side]`` on the first visit to the oracle
@@ -46,7 +46,7 @@ class TMaze(gymnasium.Env[np.ndarray, int]):
         render_mode: None or ``"ansi"`` (a text picture of the maze).
     """
 
-    metadata: ClassVar[dict[str, Any]] = {"render_modes": ["ansi"], "render_fps": 4}
+    metadata: dict[str, Any] = {"render_modes": ["ansi"], "render_fps": 4}  # noqa: RUF012 - gymnasium's class attribute
 
     def __init__(
         self,
@@ -88,7 +88,7 @@ class TMaze(gymnasium.Env[np.ndarray, int]):
         self._time = 0
         return self._observe(), {}
 
-    def step(self, action: int) -> tuple[np.ndarray, float, bool, bool, dict[str, Any]]:
+    def step(self, action: int | np.integer) -> tuple[np.ndarray, float, bool, bool, dict[str, Any]]:
         """Moves (walls block), then pays the goal reward on the last step or the Alt penalty before it."""
         if self._time is None or self._time >= self.episode_length:
             msg = "T-Maze episode is over (or never started); call reset() before step()."
@@ -159,7 +159,7 @@ class TMazeSuite(BuiltinSuite):
     @property
     def env_name(self) -> str:
         """``TMaze-{Passive|Active}-H{corridor_length}``."""
-        return f"TMaze-{self.task.capitalize()}-H{self.config.corridor_length}"
+        return f"TMaze-{self.required_task.capitalize()}-H{self.config.corridor_length}"
 
     def make_gym_env(self) -> TMaze:
         """A fresh T-Maze for this suite's task and options."""

@@ -7,7 +7,7 @@ and grayscale get the same flicker handling. Sticky actions stay in the emulator
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, SupportsFloat
 
 import ale_py
 import gymnasium
@@ -28,7 +28,8 @@ def _button_table() -> np.ndarray:
         vertical = "UP" if up > down else "DOWN" if down > up else ""
         horizontal = "RIGHT" if right > left else "LEFT" if left > right else ""
         name = vertical + horizontal + ("FIRE" if fire else "")
-        table[index] = ale_py.Action[name or "NOOP"].value
+        # Lookup through __members__: ale_py's stubs declare Action as a plain class, not the Enum it is.
+        table[index] = ale_py.Action.__members__[name or "NOOP"].value
     return table
 
 
@@ -55,6 +56,9 @@ class _Frames(gymnasium.ObservationWrapper):
         super().__init__(env)
         self.channels_last = channels_last
         shape = env.observation_space.shape
+        if shape is None:
+            msg = f"frame observations need a shaped (Box) space; this env has {env.observation_space}."
+            raise ValueError(msg)
         hwc = (*shape, 1) if len(shape) == 2 else shape
         out = hwc if channels_last else (hwc[2], hwc[0], hwc[1])
         self.observation_space = gymnasium.spaces.Box(0, 255, shape=out, dtype=np.uint8)
@@ -67,8 +71,8 @@ class _Frames(gymnasium.ObservationWrapper):
 class _SignRewards(gymnasium.RewardWrapper):
     """Clips rewards to their sign (-1, 0, 1)."""
 
-    def reward(self, reward: float) -> float:
-        return float(np.sign(reward))
+    def reward(self, reward: SupportsFloat) -> float:
+        return float(np.sign(float(reward)))
 
 
 def make_atari_game(
@@ -157,7 +161,7 @@ class MultiGameAtari(gymnasium.Env[np.ndarray, Any]):
         self.current_game = self.games[int(self.np_random.integers(len(self.games)))]
         return self._game_env(self.current_game).reset(seed=int(self.np_random.integers(2**31)))
 
-    def step(self, action: Any) -> tuple[np.ndarray, float, bool, bool, dict]:
+    def step(self, action: Any) -> tuple[np.ndarray, SupportsFloat, bool, bool, dict[str, Any]]:
         """A step of the current game."""
         return self._envs[self.current_game].step(action)
 

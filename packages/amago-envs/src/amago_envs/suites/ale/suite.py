@@ -6,7 +6,7 @@ from typing import Any
 
 import gymnasium
 
-from amago_envs.env import AMAGOEnv
+from amago_core.rollout.env import AMAGOEnv
 from amago_envs.suites.ale.env import MultiGameAtari, make_atari_game
 from amago_envs.suites.ale.specs import MULTIGAME, ALEConfig
 from amago_envs.suites.suite import SPLITS, BuiltinSuite
@@ -26,7 +26,7 @@ class ALESuite(BuiltinSuite):
     @property
     def env_name(self) -> str:
         """The game (``Pong``); for ``ale-multigame`` the env names itself after the game it is playing."""
-        return "ALE-multigame" if self.task == MULTIGAME else self.task
+        return "ALE-multigame" if self.task == MULTIGAME else self.required_task
 
     def _game_options(self) -> dict[str, Any]:
         options = self.config.model_dump(exclude={"kind", "task", "games"})
@@ -37,7 +37,7 @@ class ALESuite(BuiltinSuite):
         """One game, or the random-game mix over ``games``."""
         if self.task == MULTIGAME:
             return MultiGameAtari(tuple(self.config.games), **self._game_options())
-        return make_atari_game(self.task, **self._game_options())
+        return make_atari_game(self.required_task, **self._game_options())
 
     def make_env(self, split: str = "train") -> AMAGOEnv:
         """The env for ``split``; multi-game envs are named per game by the env itself (``env_name=None``)."""

@@ -19,7 +19,7 @@ import minigrid  # noqa: F401  (registers the BabyAI-* ids)
 import numpy as np
 from minigrid.wrappers import FullyObsWrapper, RGBImgObsWrapper, RGBImgPartialObsWrapper
 
-from amago_envs.env import AMAGO_ENV_LOG_PREFIX
+from amago_core.rollout.env import AMAGO_ENV_LOG_PREFIX
 
 MISSION_WORDS: tuple[str, ...] = (
     "a", "after", "and", "ball", "behind", "blue", "box", "door", "front", "go", "green", "grey", "in", "key",
@@ -55,7 +55,7 @@ def encode_mission(mission: str, length: int) -> np.ndarray:
     return ids
 
 
-class MultitaskBabyAI(gymnasium.Env[dict[str, np.ndarray], int]):
+class MultitaskBabyAI(gymnasium.Env[dict[str, np.ndarray], np.int64]):
     """BabyAI meta-RL over a set of levels and a range of layout seeds.
 
     Observations: ``image`` (see ``obs_kind``), ``mission`` (``mission_tokens`` word ids) and ``extra``
@@ -96,7 +96,8 @@ class MultitaskBabyAI(gymnasium.Env[dict[str, np.ndarray], int]):
         if obs_kind not in ("partial-grid", "full-grid", "partial-image", "full-image"):
             msg = f"obs_kind {obs_kind!r} is not one of partial-grid, full-grid, partial-image, full-image."
             raise ValueError(msg)
-        self.observation_space = gymnasium.spaces.Dict(
+        # gymnasium types a Dict space's elements as dict[str, Space] rather than dicts of samples.
+        self.observation_space = gymnasium.spaces.Dict(  # type: ignore[assignment]
             {
                 "image": gymnasium.spaces.Box(0, 255, shape=(side, side, 3), dtype=np.uint8),
                 "mission": gymnasium.spaces.Box(
@@ -128,7 +129,7 @@ class MultitaskBabyAI(gymnasium.Env[dict[str, np.ndarray], int]):
         return self._envs[level]
 
     def _observe(self, raw: dict[str, Any]) -> dict[str, np.ndarray]:
-        image = np.asarray(raw["image"], dtype=np.uint8)
+        image: np.ndarray = np.asarray(raw["image"], dtype=np.uint8)
         if self.obs_kind == "full-grid":
             if max(image.shape[:2]) > self.full_grid_size:
                 msg = (
@@ -169,7 +170,9 @@ class MultitaskBabyAI(gymnasium.Env[dict[str, np.ndarray], int]):
         with contextlib.redirect_stdout(io.StringIO()):
             return self._env.reset(seed=self._layout_seed)
 
-    def step(self, action: int) -> tuple[dict[str, np.ndarray], float, bool, bool, dict[str, Any]]:
+    def step(
+        self, action: int | np.integer
+    ) -> tuple[dict[str, np.ndarray], float, bool, bool, dict[str, Any]]:
         """A step of the current attempt, or the zero-reward step that restarts the layout."""
         if self._restart_next:
             self._restart_next = False
@@ -179,7 +182,7 @@ class MultitaskBabyAI(gymnasium.Env[dict[str, np.ndarray], int]):
         done = False
         if terminated or truncated:
             info = dict(info)
-            info[f"{AMAGO_ENV_LOG_PREFIX} Episode {self._attempt} Success"] = float(reward > 0.0)
+            info[f"{AMAGO_ENV_LOG_PREFIX} Episode {self._attempt} Success"] = float(float(reward) > 0.0)
             self._attempt += 1
             done = self._attempt > self.k_episodes
             self._restart_next = not done

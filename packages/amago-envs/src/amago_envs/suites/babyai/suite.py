@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from amago_envs.env import AMAGOEnv
+from amago_core.rollout.env import AMAGOEnv
 from amago_envs.suites.babyai.env import MultitaskBabyAI
 from amago_envs.suites.babyai.specs import MULTITASK, MULTITASK_LEVELS, BabyAIConfig
 from amago_envs.suites.suite import SPLITS, BuiltinSuite
@@ -32,7 +32,7 @@ class BabyAISuite(BuiltinSuite):
     def levels(self, split: str) -> tuple[str, ...]:
         """Levels ``split`` draws from: a seeded pick of ``train_levels`` for multitask training, else all."""
         if self.task != MULTITASK:
-            return (self.task,)
+            return (self.required_task,)
         count = self.config.train_levels
         if split != "train" or count is None or count >= len(MULTITASK_LEVELS):
             return MULTITASK_LEVELS

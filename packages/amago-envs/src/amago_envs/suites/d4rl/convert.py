@@ -19,7 +19,7 @@ import numpy as np
 
 from amago_core.data.files import SAVE_FORMATS, save_traj, traj_file_stem
 from amago_core.data.trajectory import FrozenTraj
-from amago_envs.env import DEFAULT_OBS_KEY
+from amago_core.rollout.env import DEFAULT_OBS_KEY
 from amago_envs.suites.d4rl.datasets import dataset_env_name, load_local_dataset
 
 

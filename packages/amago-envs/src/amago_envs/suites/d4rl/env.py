@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, SupportsFloat
 
 import gymnasium
 
-from amago_envs.env import AMAGO_ENV_LOG_PREFIX
+from amago_core.rollout.env import AMAGO_ENV_LOG_PREFIX
 
 
 class NormalizedReturnLogger(gymnasium.Wrapper[Any, Any, Any, Any]):
@@ -32,7 +32,7 @@ class NormalizedReturnLogger(gymnasium.Wrapper[Any, Any, Any, Any]):
         self.episode_return = 0.0
         return self.env.reset(**kwargs)
 
-    def step(self, action: Any) -> tuple[Any, float, bool, bool, dict[str, Any]]:
+    def step(self, action: Any) -> tuple[Any, SupportsFloat, bool, bool, dict[str, Any]]:
         """Counts the return and logs it, normalized, when the episode ends."""
         obs, reward, terminated, truncated, info = self.env.step(action)
         self.episode_return += float(reward)

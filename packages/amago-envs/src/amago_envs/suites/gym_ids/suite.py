@@ -78,7 +78,13 @@ class _FlattenDict(gymnasium.ObservationWrapper):
             msg = f"flatten_dict_obs needs a Dict observation space; this env has {type(space).__name__}."
             raise ValueError(msg)
         self._keys = list(space.spaces)
-        width = sum(int(np.prod(space[key].shape)) for key in self._keys)
+        width = 0
+        for key in self._keys:
+            shape = space[key].shape
+            if shape is None:
+                msg = f"flatten_dict_obs needs fixed-shape entries; {key!r} is {space[key]}."
+                raise ValueError(msg)
+            width += int(np.prod(shape))
         self.observation_space = gymnasium.spaces.Box(-np.inf, np.inf, shape=(width,), dtype=np.float32)
 
     def observation(self, observation: dict[str, Any]) -> np.ndarray:
@@ -92,12 +98,14 @@ class _ScalarsAsVectors(gymnasium.ObservationWrapper):
 
     def __init__(self, env: gymnasium.Env[Any, Any]):
         super().__init__(env)
-        spaces = dict(env.observation_space.spaces)
-        self._scalars = [
-            k for k, s in spaces.items() if isinstance(s, gymnasium.spaces.Box) and s.shape == ()
-        ]
-        for key in self._scalars:
-            old = spaces[key]
+        space = env.observation_space
+        if not isinstance(space, gymnasium.spaces.Dict):
+            msg = f"_ScalarsAsVectors needs a Dict observation space; this env has {type(space).__name__}."
+            raise ValueError(msg)
+        spaces = dict(space.spaces)
+        scalars = {k: s for k, s in spaces.items() if isinstance(s, gymnasium.spaces.Box) and s.shape == ()}
+        self._scalars = list(scalars)
+        for key, old in scalars.items():
             spaces[key] = gymnasium.spaces.Box(
                 np.reshape(old.low, (1,)), np.reshape(old.high, (1,)), shape=(1,), dtype=old.dtype
             )
@@ -119,7 +127,7 @@ class GymSuite(BuiltinSuite):
     def __init__(self, config: GymConfig | None = None):
         super().__init__(config)
         # Resolved here, not per env, so that a typo fails when the experiment is built.
-        self.gym_id = check_gym_id(self.task)
+        self.gym_id = check_gym_id(self.required_task)
 
     @property
     def default_task(self) -> str:

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from amago_core.rollout.env import AMAGOEnv
 from amago_core.suggest import did_you_mean
-from amago_envs.env import AMAGOEnv
 from amago_envs.suites.gymnax.specs import GYMNAX_DEFAULT_TASK, GymnaxConfig
 from amago_envs.suites.suite import SPLITS, BuiltinSuite
 
@@ -51,7 +51,7 @@ class GymnaxSuite(BuiltinSuite):
             raise ValueError(msg)
         params = params.replace(**self.config.env_params)
         return GymnaxVectorEnv(
-            self.task, params, self.config.num_envs, seed=self.config.seed, env_name=self.env_name
+            self.required_task, params, self.config.num_envs, seed=self.config.seed, env_name=self.env_name
         )
 
     def make_env(self, split: str = "train") -> AMAGOEnv:

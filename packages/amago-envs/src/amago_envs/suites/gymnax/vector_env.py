@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import functools
 import os
-from typing import Any, ClassVar
+from typing import Any
 
 # jax reads this when its backend starts; on a GPU it would otherwise reserve most of the memory torch needs.
 os.environ.setdefault("XLA_PYTHON_CLIENT_PREALLOCATE", "false")
@@ -68,7 +68,7 @@ class GymnaxVectorEnv(gymnasium.Env[np.ndarray, np.ndarray]):
         env_name: the name to log under.
     """
 
-    metadata: ClassVar[dict[str, Any]] = {"render_modes": [], "autoreset_mode": "SameStep"}
+    metadata: dict[str, Any] = {"render_modes": [], "autoreset_mode": "SameStep"}  # noqa: RUF012 - gymnasium's class attribute
 
     def __init__(
         self, task: str, params: Any, num_envs: int, seed: int | None = None, env_name: str = "gymnax"
@@ -116,7 +116,9 @@ class GymnaxVectorEnv(gymnasium.Env[np.ndarray, np.ndarray]):
         obs, self._state = self._reset_fn(self._next_keys(), self._params)
         return self._to_numpy_obs(obs), {}
 
-    def step(
+    # A batched env: rewards and done flags are (num_envs,) arrays, as AMAGOEnv(batched_envs=N) expects,
+    # where gymnasium.Env.step declares one scalar reward and bool flags.
+    def step(  # type: ignore[override]
         self, action: np.ndarray
     ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, dict[str, Any]]:
         """Steps every row; finished rows come back already reset (their obs is the new episode's first).

@@ -8,7 +8,7 @@ import gymnasium
 import numpy as np
 from gymnasium.envs.mujoco.half_cheetah_v5 import HalfCheetahEnv
 
-from amago_envs.env import AMAGO_ENV_LOG_PREFIX
+from amago_core.rollout.env import AMAGO_ENV_LOG_PREFIX
 
 _LAST = 50  # window of the end-of-episode velocity metrics
 

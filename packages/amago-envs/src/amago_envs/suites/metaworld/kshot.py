@@ -9,14 +9,15 @@ process, so an ML45 run starts in seconds and a process only pays for the enviro
 from __future__ import annotations
 
 import functools
-from typing import Any
+from collections import OrderedDict
+from typing import Any, Literal
 
 import gymnasium
 import metaworld
 import numpy as np
 from metaworld import env_dict
 
-from amago_envs.env import AMAGO_ENV_LOG_PREFIX
+from amago_core.rollout.env import AMAGO_ENV_LOG_PREFIX
 
 SPLITS = ("train", "test")
 
@@ -44,7 +45,8 @@ def benchmark_envs(benchmark: str, split: str) -> tuple[str, ...]:
         "ml45": env_dict.ML45_V3,
     }
     if family in tables:
-        return tuple(tables[family][split])
+        part: Literal["train", "test"] = "train" if split == "train" else "test"  # split was checked above
+        return tuple(tables[family][part])
     multi_task = {"mt10": env_dict.MT10_V3, "mt25": env_dict.MT25_V3, "mt50": env_dict.MT50_V3}
     if family in multi_task:
         return tuple(multi_task[family])
@@ -64,7 +66,7 @@ def env_tasks(benchmark: str, split: str, env_name: str, seed: int | None) -> tu
     if benchmark.startswith("ml1-") and split == "test" and seed is not None:
         seed = seed + 1
     args_kwargs = env_dict.ML1_ARGS_KWARGS[env_name]
-    classes = {env_name: env_dict.ALL_V3_ENVIRONMENTS[env_name]}
+    classes = OrderedDict([(env_name, env_dict.ALL_V3_ENVIRONMENTS[env_name])])
     # Meta-World's own goal builder, so goals match what its benchmark classes would make with this seed.
     return tuple(metaworld._make_tasks(classes, {env_name: args_kwargs}, override, seed=seed))
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from amago_core.rollout.env import AMAGOEnv
 from amago_core.suggest import did_you_mean
-from amago_envs.env import AMAGOEnv
 from amago_envs.suites.metaworld.kshot import KShotMetaworld
 from amago_envs.suites.metaworld.specs import MetaworldConfig
 from amago_envs.suites.suite import SPLITS, BuiltinSuite

@@ -6,7 +6,7 @@ episode and pads them into one shared observation and action space.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, cast
 
 import gymnasium
 import numpy as np
@@ -33,12 +33,11 @@ class _OneHotObs(gymnasium.ObservationWrapper):
             msg = f"_OneHotObs takes Discrete or MultiDiscrete observations, got {type(space).__name__}."
             raise TypeError(msg)
         self._offsets = np.concatenate(([0], np.cumsum(self._sizes)[:-1]))
-        self.observation_space = gymnasium.spaces.Box(
-            0.0, 1.0, shape=(int(self._sizes.sum()),), dtype=np.float32
-        )
+        self._width = int(self._sizes.sum())
+        self.observation_space = gymnasium.spaces.Box(0.0, 1.0, shape=(self._width,), dtype=np.float32)
 
     def observation(self, observation: Any) -> np.ndarray:
-        hot = np.zeros(self.observation_space.shape, dtype=np.float32)
+        hot = np.zeros((self._width,), dtype=np.float32)
         hot[self._offsets + np.asarray(observation, dtype=np.int64).reshape(-1) - self._starts] = 1.0
         return hot
 
@@ -70,6 +69,19 @@ def flat_popgym_env(class_name: str) -> gymnasium.Env[Any, Any]:
     return env
 
 
+def _obs_width(env: gymnasium.Env[Any, Any]) -> int:
+    """Size of the flat (1-d) observation of a ``flat_popgym_env``.
+
+    Raises:
+        TypeError: the observation space has no shape (a popgym space ``flat_popgym_env`` does not flatten).
+    """
+    shape = env.observation_space.shape
+    if shape is None:
+        msg = f"POPGym observations must flatten to a 1-d vector; this task has {env.observation_space}."
+        raise TypeError(msg)
+    return shape[0]
+
+
 class POPGymTask(gymnasium.Wrapper):
     """A flat popgym task with AMAGO's conventions: a timer feature and ``truncated_is_done``.
 
@@ -87,7 +99,7 @@ class POPGymTask(gymnasium.Wrapper):
         self.task = task
         self.truncated_is_done = truncated_is_done
         self.timer_scale = timer_scale
-        width = self.env.observation_space.shape[0] + 1
+        width = _obs_width(self.env) + 1
         self.observation_space = gymnasium.spaces.Box(-np.inf, np.inf, shape=(width,), dtype=np.float32)
         self._t = 0
 
@@ -111,7 +123,7 @@ class POPGymTask(gymnasium.Wrapper):
         return self._with_timer(obs), float(reward), bool(terminated), bool(truncated), info
 
 
-class MultiDomainPOPGym(gymnasium.Env[np.ndarray, int]):
+class MultiDomainPOPGym(gymnasium.Env[np.ndarray, np.int64]):
     """AMAGO-2's multi-domain POPGym: a random task per episode in one shared space.
 
     Each episode draws one of ``tasks``, plays ``warmup_episodes`` unscored episodes of it (rewards paid as 0
@@ -128,23 +140,24 @@ class MultiDomainPOPGym(gymnasium.Env[np.ndarray, int]):
     """
 
     EXTRA_FEATURES = 4
+    observation_space: gymnasium.spaces.Box
 
     def __init__(self, tasks: tuple[str, ...], warmup_episodes: int = 1, timer_scale: float = 1000.0):
         self.tasks = tuple(tasks)
         self.envs = {task: flat_popgym_env(POPGYM_CLASSES[task]) for task in self.tasks}
+        action_sizes = []
         for task, env in self.envs.items():
             if not isinstance(env.action_space, gymnasium.spaces.Discrete):
                 msg = f"MultiDomainPOPGym needs discrete-action tasks; {task!r} has {env.action_space}."
                 raise ValueError(msg)
-        self.obs_width = max(env.observation_space.shape[0] for env in self.envs.values())
+            action_sizes.append(int(env.action_space.n))
+        self.obs_width = max(_obs_width(env) for env in self.envs.values())
         self.warmup_episodes = warmup_episodes
         self.timer_scale = timer_scale
         self.observation_space = gymnasium.spaces.Box(
             -np.inf, np.inf, shape=(self.obs_width + self.EXTRA_FEATURES,), dtype=np.float32
         )
-        self.action_space = gymnasium.spaces.Discrete(
-            max(int(env.action_space.n) for env in self.envs.values())
-        )
+        self.action_space = gymnasium.spaces.Discrete(max(action_sizes))
         self.current_task = self.tasks[0]
 
     @property
@@ -176,10 +189,10 @@ class MultiDomainPOPGym(gymnasium.Env[np.ndarray, int]):
         self._restart_next = False
         return self._observe(raw, valid=True, reward=0.0), info
 
-    def step(self, action: int) -> tuple[np.ndarray, float, bool, bool, dict]:
+    def step(self, action: int | np.integer) -> tuple[np.ndarray, float, bool, bool, dict]:
         """One step of the current task (or the restart step between its episodes)."""
         self._t += 1
-        n = int(self._env.action_space.n)
+        n = int(cast(gymnasium.spaces.Discrete, self._env.action_space).n)  # checked Discrete in __init__
         valid = 0 <= int(action) < n
         if not valid:
             action = int(self.np_random.integers(n))

@@ -6,7 +6,7 @@ from typing import Any
 
 import gymnasium
 
-from amago_envs.env import AMAGOEnv
+from amago_core.rollout.env import AMAGOEnv
 from amago_envs.suites.popgym.envs import MultiDomainPOPGym, POPGymTask
 from amago_envs.suites.popgym.specs import (
     MULTIDOMAIN_TASK,
@@ -42,7 +42,9 @@ class POPGymSuite(BuiltinSuite):
                 timer_scale=self.config.timer_scale,
             )
         return POPGymTask(
-            self.task, truncated_is_done=self.config.truncated_is_done, timer_scale=self.config.timer_scale
+            self.required_task,
+            truncated_is_done=self.config.truncated_is_done,
+            timer_scale=self.config.timer_scale,
         )
 
     def make_env(self, split: str = "train") -> AMAGOEnv:

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
+from amago_core.rollout.env import AMAGOEnv
 from amago_core.suggest import did_you_mean
-from amago_envs.env import AMAGOEnv
 from amago_envs.suites.procgen.specs import TASK_GAMES, TASK_HORIZONS, TASK_REWARD_SCALES, ProcgenConfig
 from amago_envs.suites.procgen.two_attempt import TwoAttemptProcgen
 from amago_envs.suites.suite import SPLITS, BuiltinSuite
@@ -13,6 +13,8 @@ MAX_LEVEL = 10_000_000
 
 class _PerGameName(AMAGOEnv):
     """AMAGOEnv whose name follows the game drawn at the last reset (per-game metrics and file names)."""
+
+    env: TwoAttemptProcgen  # what ProcgenSuite.make_env wraps; it names the current game
 
     @property
     def env_name(self) -> str:
@@ -44,7 +46,7 @@ class ProcgenSuite(BuiltinSuite):
     def make_gym_env(self, split: str = "train") -> TwoAttemptProcgen:
         """The two-attempt env for ``split`` with the task's games, horizon and reward scales."""
         cfg = self.config
-        task = self.task
+        task = self.required_task
         return TwoAttemptProcgen(
             games=cfg.games or TASK_GAMES[task],
             level_range=self.level_range(split),

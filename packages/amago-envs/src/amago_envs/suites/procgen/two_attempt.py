@@ -38,7 +38,7 @@ def make_procgen_game(game: str, level: int, distribution_mode: str) -> Any:
     )
 
 
-class TwoAttemptProcgen(gymnasium.Env[np.ndarray, int]):
+class TwoAttemptProcgen(gymnasium.Env[np.ndarray, np.int64]):
     """Two attempts at the same procgen level; what was learned in the first should help in the second.
 
     Each reset draws a game from ``games`` and a level from ``level_range``. When the first attempt ends,
@@ -108,7 +108,7 @@ class TwoAttemptProcgen(gymnasium.Env[np.ndarray, int]):
         _, obs, _ = self._game_env.observe()
         return self._frame(obs), {}
 
-    def step(self, action: int) -> tuple[np.ndarray, float, bool, bool, dict]:
+    def step(self, action: int | np.integer) -> tuple[np.ndarray, float, bool, bool, dict]:
         """One procgen step; the end of the first attempt restarts the level for the second."""
         if self._game_env is None:
             msg = "TwoAttemptProcgen.step() before reset(); call reset() first."

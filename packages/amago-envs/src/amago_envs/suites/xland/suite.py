@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from functools import cached_property
 
+from amago_core.rollout.env import AMAGOEnv
 from amago_core.suggest import did_you_mean
-from amago_envs.env import AMAGOEnv
 from amago_envs.suites.suite import SPLITS, BuiltinSuite
 from amago_envs.suites.xland.rulesets import Rulesets, generate_rulesets, load_benchmark_rulesets
 from amago_envs.suites.xland.specs import LOCAL_LEVELS, XLAND_DEFAULT_TASK, XLandConfig
@@ -45,7 +45,7 @@ class XLandSuite(BuiltinSuite):
             depth, distractors = LOCAL_LEVELS[self.task]
             pool = generate_rulesets(cfg.num_rulesets, depth, distractors, seed=cfg.ruleset_seed)
         else:
-            pool = load_benchmark_rulesets(self.task)
+            pool = load_benchmark_rulesets(self.required_task)
         return pool.split(cfg.train_fraction, seed=cfg.ruleset_seed)
 
     def rulesets(self, split: str) -> Rulesets:

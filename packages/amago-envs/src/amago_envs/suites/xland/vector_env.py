@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import functools
 import os
-from typing import Any, ClassVar
+from typing import Any
 
 # jax reads this when its backend starts; on a GPU it would otherwise reserve most of the memory torch needs.
 os.environ.setdefault("XLA_PYTHON_CLIENT_PREALLOCATE", "false")
@@ -17,7 +17,7 @@ import xminigrid
 from xminigrid.core.constants import NUM_ACTIONS, NUM_COLORS, NUM_TILES
 from xminigrid.types import RuleSet
 
-from amago_envs.env import AMAGO_ENV_LOG_PREFIX
+from amago_core.rollout.env import AMAGO_ENV_LOG_PREFIX
 from amago_envs.suites.xland.rulesets import GOAL_LEN, Rulesets
 
 
@@ -119,7 +119,7 @@ class XLandVectorEnv(gymnasium.Env[dict, np.ndarray]):
             and val) share one compiled program.
     """
 
-    metadata: ClassVar[dict[str, Any]] = {"render_modes": [], "autoreset_mode": "SameStep"}
+    metadata: dict[str, Any] = {"render_modes": [], "autoreset_mode": "SameStep"}  # noqa: RUF012 - gymnasium's class attribute
 
     def __init__(
         self,
@@ -159,7 +159,8 @@ class XLandVectorEnv(gymnasium.Env[dict, np.ndarray]):
         )
         self.single_action_space = gymnasium.spaces.Discrete(int(NUM_ACTIONS))
         self.observation_space = self.single_observation_space
-        self.action_space = self.single_action_space
+        # The unbatched space, as gymnax's env does; step() itself takes a (num_envs,) batch of actions.
+        self.action_space = self.single_action_space  # type: ignore[assignment]
         self._reset_fn, self._step_fn = compiled_functions(
             env_id, view_size, max_steps, self.num_envs, self.k_episodes
         )
@@ -178,14 +179,18 @@ class XLandVectorEnv(gymnasium.Env[dict, np.ndarray]):
         self._carry, obs = self._reset_fn(self._pool, self._next_key())
         return jax.tree.map(np.asarray, obs), {}
 
-    def step(self, action: np.ndarray) -> tuple[dict, np.ndarray, np.ndarray, np.ndarray, dict[str, Any]]:
+    # A batched env: rewards and done flags are (num_envs,) arrays, as AMAGOEnv(batched_envs=N) expects,
+    # where gymnasium.Env.step declares one scalar reward and bool flags.
+    def step(  # type: ignore[override]
+        self, action: np.ndarray
+    ) -> tuple[dict, np.ndarray, np.ndarray, np.ndarray, dict[str, Any]]:
         """Steps every row; rows whose k-th episode ended come back already on a new ruleset."""
         if self._carry is None:
             msg = "XLandVectorEnv.step() before reset(); call reset() first."
             raise RuntimeError(msg)
-        action = jnp.asarray(np.asarray(action, dtype=np.int32).reshape(self.num_envs))
+        batch_action = jnp.asarray(np.asarray(action, dtype=np.int32).reshape(self.num_envs))
         self._carry, obs, reward, done, returns = self._step_fn(
-            self._pool, self._carry, action, self._next_key()
+            self._pool, self._carry, batch_action, self._next_key()
         )
         done = np.asarray(done, dtype=bool)
         info: dict[str, Any] = {}
