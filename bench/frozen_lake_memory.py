@@ -23,7 +23,7 @@ from learn import success_by_attempt  # bench/ is on sys.path when a bench scrip
 
 from amago_core.config.sources import load_config
 from amago_core.data.files import load_traj
-from amago_core.experiment.builder import build_evaluation_experiment
+from amago_core.experiment import Experiment
 
 
 def repeat_rate(trajectory_files: list[Path], lake_size: int) -> tuple[int, int]:
@@ -66,7 +66,7 @@ def main() -> None:
         flags={"run": {"name": run.name, "ckpt_base_dir": str(run.parent)}, "logging": {"verbose": False}},
         environ={},
     )
-    experiment = build_evaluation_experiment(config, sample_actions=not args.argmax)
+    experiment = Experiment(config, evaluation_only=True, sample_actions=not args.argmax)
     experiment.start()
     out = Path(tempfile.mkdtemp(prefix="frozen-lake-memory-"))
     try:

@@ -27,7 +27,7 @@ from typing import Any
 
 from amago.default_job import DEFAULT_JOB
 from amago_core.config.sources import load_config
-from amago_core.experiment.builder import build_experiment
+from amago_core.experiment import build_experiment
 from amago_core.experiment.metrics import AVERAGE_RETURN_KEY
 from amago_core.experiment.plot import plot_run
 

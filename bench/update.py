@@ -68,8 +68,8 @@ def updates_per_second(traj: str, updates: int, warmup: int) -> float:
             rl2_space=rl2_space,
             action_space=spaces.Discrete(ACTIONS),
             max_seq_len=STEPS,
-            tstep_encoder=TSTEP,
-            traj_encoder=TRAJ[traj],
+            tstep_encoder=registries().tstep_encoders.builder(TSTEP),
+            traj_encoder=registries().traj_encoders.builder(TRAJ[traj]),
         )
         .train()
     )

@@ -18,7 +18,7 @@ from typing import Any
 from amago_core.config.experiment import ExperimentConfig
 from amago_core.config.presets import preset_for_env
 from amago_core.config.sources import deep_merge, merge_over_job
-from amago_core.experiment.builder import build_experiment
+from amago_core.experiment import build_experiment
 
 MISSING_EXIT_CODE = 2
 """Exit status when a library (or a data file) the suite needs is missing; the stderr line says what to do."""

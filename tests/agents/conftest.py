@@ -58,8 +58,8 @@ def build_agent(
         rl2_space=spaces.Box(-np.inf, np.inf, (1 + action_dim(action_space),)),
         action_space=action_space,
         max_seq_len=max_seq_len,
-        tstep_encoder=TINY_TSTEP,
-        traj_encoder=traj_encoder,
+        tstep_encoder=registries().tstep_encoders.builder(TINY_TSTEP),
+        traj_encoder=registries().traj_encoders.builder(traj_encoder),
     )
 
 

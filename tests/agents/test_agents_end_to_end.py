@@ -12,6 +12,7 @@ from gymnasium import spaces
 from amago_agents.agent import Agent
 from amago_agents.base import NonFiniteLossError
 from amago_agents.returns import reduce_ensemble
+from amago_core.plugins import registries
 
 KINDS = ("agent", "multitask")
 SPACES = ("discrete", "continuous", "multibinary")
@@ -135,8 +136,8 @@ def test_mask_override_points(make_agent: Callable, make_batch: Callable) -> Non
             rl2_space=plain.rl2_space,
             action_space=plain.action_space,
             max_seq_len=8,
-            tstep_encoder="ff",
-            traj_encoder="identity",
+            tstep_encoder=registries().tstep_encoders.builder("ff"),
+            traj_encoder=registries().traj_encoders.builder("identity"),
         )
         _, metrics = edited.loss(make_batch("discrete"))
         if cls is NoCritic:
@@ -189,8 +190,8 @@ def test_configuration_errors_name_the_fix(make_agent: Callable) -> None:
             rl2_space=spaces.Box(-1, 1, (5,)),
             action_space=spaces.Discrete(4),
             max_seq_len=4,
-            tstep_encoder="ff",
-            traj_encoder="identity",
+            tstep_encoder=registries().tstep_encoders.builder("ff"),
+            traj_encoder=registries().traj_encoders.builder("identity"),
         )
 
 

@@ -11,6 +11,7 @@ from gymnasium import spaces
 from pydantic import ValidationError
 
 from amago_agents.specs import AGENT_CONTEXT, AgentConfig, MultiTaskAgentConfig
+from amago_core.plugins import registries
 from amago_core.testing import check_component
 
 CONTEXT = {
@@ -18,8 +19,10 @@ CONTEXT = {
     "rl2_space": spaces.Box(-np.inf, np.inf, (1 + 4,)),
     "action_space": spaces.Discrete(4),
     "max_seq_len": 8,
-    "tstep_encoder": {"kind": "ff", "n_layers": 1, "d_hidden": 16, "d_output": 8},
-    "traj_encoder": "identity",
+    "tstep_encoder": registries().tstep_encoders.builder(
+        {"kind": "ff", "n_layers": 1, "d_hidden": 16, "d_output": 8}
+    ),
+    "traj_encoder": registries().traj_encoders.builder("identity"),
 }
 
 

@@ -10,6 +10,7 @@ from pydantic import ValidationError
 from amago_core.config.errors import describe_validation_error
 from amago_core.config.experiment import ExperimentConfig
 from amago_core.config.sources import ConfigSourceError, load_config, merge_sources, parse_override
+from tests.core.conftest import SPEC_TEMPLATE
 
 
 def _lines(exc: ValidationError) -> list[str]:
@@ -83,8 +84,48 @@ def test_resolving_a_default_that_is_not_installed_raises_the_plugin_error(fake_
 
     monkeypatch.setenv("AMAGO_BLOCK_PLUGINS", "amago-nets")
     fake_distribution("amago-plugin-nothing")  # rescans registries with the block in force
-    with pytest.raises(UnknownComponentError, match="unknown trajectory encoder 'transformer'"):
-        ExperimentConfig().component("traj_encoder")
+    with pytest.raises(
+        UnknownComponentError, match="no timestep encoder chosen, and no installed distribution"
+    ):
+        ExperimentConfig()
+
+
+def test_core_names_no_component_the_installed_distributions_mark_the_defaults():
+    config = ExperimentConfig()
+    assert (config.tstep_encoder, config.traj_encoder, config.agent, config.exploration) == (
+        "ff",
+        "transformer",
+        "agent",
+        "egreedy",
+    )
+    assert ExperimentConfig(exploration=None).exploration is None  # null still means "no exploration"
+
+
+def test_two_installed_defaults_for_one_group_name_both(fake_distribution):
+    from amago_core.plugins import DuplicateComponentError
+
+    fake_distribution(
+        "amago-plugin-rival",
+        entry_points={"amago.traj_encoders": {"rival": "rival_pkg.specs:SPEC"}},
+        modules={
+            "rival_pkg/__init__.py": "",
+            "rival_pkg/specs.py": SPEC_TEMPLATE.format(
+                cls="Rival",
+                name="rival",
+                group="amago.traj_encoders",
+                summary="rival",
+                package="rival_pkg",
+                requires=(),
+                hint=None,
+                aliases=(),
+            ).replace("aliases=(),", "aliases=(), group_default=True,"),
+        },
+    )
+    with pytest.raises(
+        DuplicateComponentError, match=r"'rival' \(amago-plugin-rival 1.0.0\) and 'transformer'"
+    ):
+        ExperimentConfig()
+    assert ExperimentConfig(traj_encoder="rival").traj_encoder.kind == "rival"
 
 
 def test_precedence_override_beats_flag_beats_file_beats_env(tmp_path):
@@ -280,7 +321,7 @@ def test_schema_refs_of_nested_plugin_models_resolve(fake_distribution):
 
 
 def test_env_suite_presets_are_the_base_layer(fake_distribution):
-    from amago_core.cli.run_cmd import _load_run_config
+    from amago_core.cli.run_cmd import resolve_run_config
 
     modules = {
         "preset_pkg/__init__.py": "",
@@ -298,13 +339,11 @@ def test_env_suite_presets_are_the_base_layer(fake_distribution):
             SPEC = ComponentSpec(
                 name="grid", group="amago.env_suites", summary="grid", config=GridConfig,
                 factory="preset_pkg.specs:GridConfig",
-                extra={
-                    "tasks": ["easy", "hard"],
-                    "default_task": "easy",
-                    "presets": {
-                        "*": {"run": {"max_seq_len": 64}, "optim": {"batch_size": 7}},
-                        "hard": {"run": {"max_seq_len": 256}, "env": {"size": 9}},
-                    },
+                tasks=["easy", "hard"],
+                default_task="easy",
+                presets={
+                    "*": {"run": {"max_seq_len": 64}, "optim": {"batch_size": 7}},
+                    "hard": {"run": {"max_seq_len": 256}, "env": {"size": 9}},
                 },
             )
         ''',
@@ -314,9 +353,9 @@ def test_env_suite_presets_are_the_base_layer(fake_distribution):
         entry_points={"amago.env_suites": {"grid": "preset_pkg.specs:SPEC"}},
         modules=modules,
     )
-    easy = _load_run_config(None, None, {"env": "grid"}, None)
+    easy = resolve_run_config([], [], {"env": "grid"}, None)
     assert (easy.run.max_seq_len, easy.optim.batch_size) == (64, 7)
-    hard = _load_run_config(None, ["optim.batch_size=3"], {"env": "grid-hard"}, None)
+    hard = resolve_run_config([], ["optim.batch_size=3"], {"env": "grid-hard"}, None)
     assert hard.run.max_seq_len == 256
     assert hard.env.size == 9  # preset env options survive the user's env id
     assert hard.env.task == "hard"

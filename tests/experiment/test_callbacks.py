@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from amago_core.config.sources import load_config
-from amago_core.experiment.builder import build_experiment
+from amago_core.experiment import build_experiment
 
 HOOKS = """
 from amago_core.hooks import hookimpl

@@ -10,7 +10,7 @@ from typer.testing import CliRunner
 
 from amago_core.cli.app import app
 from amago_core.config.sources import load_config
-from amago_core.experiment.builder import build_experiment
+from amago_core.experiment import build_experiment
 from amago_core.experiment.checkpoints import load_policy_weights
 
 runner = CliRunner()
@@ -170,22 +170,31 @@ def test_cli_eval_names_a_folder_that_is_not_a_run(tmp_path):
 
 
 @pytest.mark.parametrize("mode", ["collect", "learn"])
-def test_async_modes_switch_the_schedule(tiny_job, mode):
+def test_async_modes_split_the_work_without_rewriting_the_config(tiny_job, mode):
     tiny_job["run"]["mode"] = mode
     experiment = build_experiment(load_config(base=tiny_job, environ={}))
+    role = experiment.role
     if mode == "collect":
-        assert experiment.train_batches_per_epoch == 0
-        assert experiment.always_load_latest
-        assert not experiment.has_dset_edit_rights
+        assert (role.collects, role.learns, role.only_collects) == (True, False, True)
     else:
-        assert experiment.train_timesteps_per_epoch == 0
-        assert experiment.always_save_latest
-        assert experiment.val_timesteps_per_epoch == 0
+        assert (role.collects, role.learns, role.evaluates, role.only_learns) == (False, True, False, True)
+    # The config still says what the user asked for; the mode decides what this process does with it.
+    assert (
+        experiment.config.schedule.train_batches_per_epoch == tiny_job["schedule"]["train_batches_per_epoch"]
+    )
+    assert experiment.train_timesteps_per_epoch == tiny_job["schedule"]["train_timesteps_per_epoch"]
+    experiment.start()
+    try:
+        assert (experiment.train_envs is not None) == (mode == "collect")
+        assert (experiment.val_envs is not None) == (mode == "collect")
+        assert experiment.dataset.has_edit_rights == (mode == "learn")
+    finally:
+        experiment.close()
 
 
 def test_default_run_names_are_one_folder_even_for_path_like_tasks():
     from amago_core.config.experiment import ExperimentConfig
-    from amago_core.experiment.builder import default_run_name
+    from amago_core.experiment.naming import default_run_name
 
     config = ExperimentConfig.model_validate({"env": {"kind": "tmaze", "task": "passive"}})
     name = default_run_name(
@@ -199,14 +208,15 @@ def test_evaluations_see_new_tasks_but_runs_repeat_with_a_seed(tiny_job):
     def first_obs_of_two_evaluations():
         experiment = _experiment(tiny_job, epochs=1)
         seen = []
-        original = experiment.val_envs.reset
+        inner = experiment.val_envs.pool  # the seed the role pool hands its pool on each reset
+        original = inner.reset
 
         def recording_reset(seed=None):
             timestep = original(seed=seed)
             seen.append((seed, timestep.obs["observation"].copy()))
             return timestep
 
-        experiment.val_envs.reset = recording_reset
+        inner.reset = recording_reset
         try:
             experiment.evaluate_val()
             experiment.evaluate_val()
@@ -249,23 +259,23 @@ def test_a_loader_override_yielding_something_else_fails_with_one_line(tiny_job)
         experiment.close()
 
 
-def test_a_closed_test_pool_leaves_no_seeding_record_for_the_next_pool_to_inherit(tiny_job):
-    # CPython reuses a freed object's id: a record left for a closed pool would make the next pool with that id
-    # skip its seeded first reset (and evaluate on unseeded tasks).
+def test_every_test_pool_starts_from_its_own_seeded_reset(tiny_job):
+    # A pool carries its role and whether it was seeded (an id()-keyed record of seeded pools once made a new
+    # pool that reused a closed one's id skip its seeded first reset, and evaluate on unseeded tasks).
     experiment = _experiment(tiny_job, epochs=1)
-    pool_ids = []
+    first_seeds = []
     original_interact = experiment.interact
 
     def recording_interact(envs, *args, **kwargs):
-        pool_ids.append(id(envs))
-        assert id(envs) not in experiment._seeded_pools  # each test pool starts from its seeded reset
+        assert (envs.role, envs.seeded) == ("test", False)
+        first_seeds.append(envs.first_seed)
         return original_interact(envs, *args, **kwargs)
 
     experiment.interact = recording_interact
     try:
         for _ in range(2):
             experiment.evaluate_test(experiment.make_val_env, 4)
-            assert pool_ids[-1] not in experiment._seeded_pools
-            assert pool_ids[-1] not in experiment._pool_roles
     finally:
         experiment.close()
+    assert first_seeds[0] is not None
+    assert first_seeds == [first_seeds[0]] * 2

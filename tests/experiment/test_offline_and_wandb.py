@@ -8,7 +8,7 @@ import shutil
 import pytest
 
 from amago_core.config.sources import load_config
-from amago_core.experiment.builder import build_experiment
+from amago_core.experiment import build_experiment
 
 
 def _run(job, **overrides):

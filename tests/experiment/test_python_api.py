@@ -93,7 +93,11 @@ def test_a_user_subclass_plugs_in_as_a_type(tmp_path):
 def test_bad_settings_fail_before_anything_is_built(tmp_path):
     import pytest
 
-    with pytest.raises(ValueError, match=r"traj_save_len \(2\) must be >= max_seq_len \(4\)"):
+    with pytest.raises(
+        ValueError, match=r"replay.traj_save_len \(2\) must be at least run.max_seq_len \(4\)"
+    ):
         _experiment(tmp_path, traj_save_len=2)
-    with pytest.raises(ValueError, match="env_mode must be one of"):
+    with pytest.raises(
+        ValueError, match=r"rollout\.env_mode\n  Input should be .sync., .async. or .already_vectorized."
+    ):
         _experiment(tmp_path, env_mode="threads")

@@ -61,16 +61,16 @@ def test_every_config_field_is_documented(spec) -> None:
 
 @pytest.mark.parametrize("spec", ALL_SPECS, ids=lambda s: s.name)
 def test_spec_lists_tasks_and_default(spec) -> None:
-    tasks = spec.extra["tasks"]
-    default = spec.extra["default_task"]
+    tasks = spec.tasks
+    default = spec.default_task
     assert default is None if not tasks else default in tasks
     for task in tasks:
         assert spec.make_config({"task": task}).task == task
 
 
 def test_tmaze_tasks() -> None:
-    assert TMAZE.extra["tasks"] == ["passive", "active"]
-    assert TMAZE.extra["default_task"] == "passive"
+    assert TMAZE.tasks == ("passive", "active")
+    assert TMAZE.default_task == "passive"
 
 
 def test_unknown_task_lists_tasks_and_suggests() -> None:

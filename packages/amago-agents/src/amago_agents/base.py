@@ -12,8 +12,8 @@ reward t and is real iff observation t + 1 is (``batch.transition_mask``).
 from __future__ import annotations
 
 import copy
-from collections.abc import Iterator, Mapping
-from typing import Any
+from collections.abc import Callable, Iterator, Mapping
+from typing import Any, cast
 
 import numpy as np
 import torch
@@ -27,17 +27,23 @@ from amago_agents.popart import PopArt
 from amago_agents.specs import AgentConfig, MultiTaskAgentConfig
 from amago_core.config.component import ComponentConfig
 from amago_core.data.batch import Batch
-from amago_core.plugins import registries
+from amago_nets.base import TrajEncoder, TstepEncoder
 
-EncoderChoice = str | Mapping[str, Any] | ComponentConfig
-"""How an encoder slot is given: a registered name, a table with ``kind``, or a config."""
+EncoderBuilder = Callable[..., nn.Module]
+"""How an agent receives an encoder: a callable that builds it from the inferred context (a registry's
+``builder(choice)``, the experiment's resolved component, or a class such as AMAGO's ``FFTstepEncoder``)."""
 
 
-def _build_encoder(registry: Any, choice: Any, **context: Any) -> nn.Module:
-    """Builds an encoder from a registered choice, or calls a class / callable with the inferred context."""
-    if callable(choice) and not isinstance(choice, str):
-        return choice(**context)
-    return registry.build(choice, **context)
+def _build_encoder(builder: EncoderBuilder, what: str, **context: Any) -> nn.Module:
+    """Calls ``builder`` with the inferred context; a name or config (what amago 0.1 took) gets a clear error."""
+    if isinstance(builder, str | Mapping | ComponentConfig) or not callable(builder):
+        group = "tstep_encoders" if what == "tstep_encoder" else "traj_encoders"
+        msg = (
+            f"{what}={builder!r}: an agent takes a builder for its encoders, not a name or config; pass "
+            f"registries().{group}.builder({builder!r}) (amago_core.plugins.registries), or a class."
+        )
+        raise TypeError(msg)
+    return builder(**context)
 
 
 class NonFiniteLossError(FloatingPointError):
@@ -61,11 +67,13 @@ class BaseAgent(nn.Module):
         rl2_space: ``Box((1 + A,))``: previous reward, then previous action.
         action_space: Discrete, MultiBinary (1-d) or Box (1-d, actions in [-1, 1]).
         max_seq_len: longest training window (passed to the trajectory encoder).
-        tstep_encoder: the timestep encoder: a name, a table with ``kind``, a config, or a class / callable
-            called as ``f(obs_space=..., rl2_space=...)`` (AMAGO's custom-encoder pattern).
-        traj_encoder: the trajectory encoder: a name, a table with ``kind``, a config, or a class / callable
-            called as ``f(tstep_dim=..., max_seq_len=...)``.
+        tstep_encoder: builds the timestep encoder, called as ``f(obs_space=..., rl2_space=...)``: a registry's
+            ``builder(choice)`` or a class (AMAGO's custom-encoder pattern).
+        traj_encoder: builds the trajectory encoder, called as ``f(tstep_dim=..., max_seq_len=...)``.
     """
+
+    gamma_values: torch.Tensor
+    """The discount factors as a (non-persistent) buffer that follows the agent's device."""
 
     def __init__(
         self,
@@ -75,8 +83,8 @@ class BaseAgent(nn.Module):
         rl2_space: spaces.Box,
         action_space: spaces.Space,
         max_seq_len: int,
-        tstep_encoder: EncoderChoice,
-        traj_encoder: EncoderChoice,
+        tstep_encoder: EncoderBuilder,
+        traj_encoder: EncoderBuilder,
     ) -> None:
         super().__init__()
         if not isinstance(obs_space, spaces.Dict):
@@ -92,15 +100,20 @@ class BaseAgent(nn.Module):
         self.discrete = isinstance(action_space, spaces.Discrete)
         self.multibinary = isinstance(action_space, spaces.MultiBinary)
 
-        found = registries()
-        self.tstep_encoder = _build_encoder(
-            found.tstep_encoders, tstep_encoder, obs_space=obs_space, rl2_space=rl2_space
+        # A builder is typed as returning a plain Module; what it builds is a TstepEncoder / TrajEncoder (every
+        # encoder subclasses them), whose emb_dim and hidden-state methods the agent calls.
+        self.tstep_encoder = cast(
+            TstepEncoder,
+            _build_encoder(tstep_encoder, "tstep_encoder", obs_space=obs_space, rl2_space=rl2_space),
         )
-        self.traj_encoder = _build_encoder(
-            found.traj_encoders,
-            traj_encoder,
-            tstep_dim=self.tstep_encoder.emb_dim,
-            max_seq_len=self.max_seq_len,
+        self.traj_encoder = cast(
+            TrajEncoder,
+            _build_encoder(
+                traj_encoder,
+                "traj_encoder",
+                tstep_dim=self.tstep_encoder.emb_dim,
+                max_seq_len=self.max_seq_len,
+            ),
         )
         self.state_dim = int(self.traj_encoder.emb_dim)
 
@@ -165,12 +178,11 @@ class BaseAgent(nn.Module):
         """
         tau = self.config.tau
         for target, online in ((self.target_critics, self.critics), (self.target_actor, self.actor)):
-            target_params = list(target.parameters())
+            target_params: list[torch.Tensor] = list(target.parameters())
             torch._foreach_lerp_(target_params, [p.detach() for p in online.parameters()], tau)
-        maximized, previous = (
-            list(self.maximized_critics.parameters()),
-            list(self.previous_critics.parameters()),
-        )
+        # Typed as Tensor lists: the _foreach ops take list[Tensor], and list is invariant in its item type.
+        maximized: list[torch.Tensor] = list(self.maximized_critics.parameters())
+        previous: list[torch.Tensor] = list(self.previous_critics.parameters())
         torch._foreach_copy_(maximized, previous)
         torch._foreach_copy_(previous, [p.detach() for p in self.critics.parameters()])
 

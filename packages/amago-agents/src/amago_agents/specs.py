@@ -7,9 +7,9 @@ Both factories are called as::
 
     Agent(config, *, obs_space, rl2_space, action_space, max_seq_len, tstep_encoder, traj_encoder)
 
-where ``tstep_encoder`` / ``traj_encoder`` are what the experiment config holds for those slots: a registered
-name (``"transformer"``), a table with ``kind`` (``{"kind": "rnn", "d_hidden": 128}``) or a ``ComponentConfig``.
-The agent builds both encoders through the plugin registries, so every installed encoder works with it.
+where ``tstep_encoder`` / ``traj_encoder`` are builders: callables that make the encoder from its inferred
+context (the experiment hands down each slot resolved once; by hand, ``registries().traj_encoders.builder("rnn")``
+or a class). The agent never looks a name up itself, so every installed encoder works with it.
 """
 
 from __future__ import annotations
@@ -390,6 +390,7 @@ class MultiTaskAgentConfig(_AgentOptions):
 
 AGENT = ComponentSpec(
     name="agent",
+    group_default=True,  # what a run uses when it names none of this group (AMAGO's default)
     group=AGENT_GROUP,
     summary="Off-policy actor-critic: multi-gamma critic ensemble with PopArt, policy gradient + filtered BC.",
     config=AgentConfig,

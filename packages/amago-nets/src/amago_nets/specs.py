@@ -109,6 +109,7 @@ class CNNTstepEncoderConfig(TstepEncoderConfig):
 
 FF_TSTEP = ComponentSpec(
     name="ff",
+    group_default=True,  # what a run uses when it names none of this group (AMAGO's default)
     group=TSTEP_GROUP,
     summary="MLP over all (flattened) observation keys plus previous reward and action.",
     config=FFTstepEncoderConfig,
@@ -121,7 +122,7 @@ CNN_TSTEP = ComponentSpec(
     summary="Nature or IMPALA CNN over one image key, optional DrQ-v2 augmentation.",
     config=CNNTstepEncoderConfig,
     factory="amago_nets.tstep_cnn:CNNTstepEncoder",
-    extra={"example_obs": {"observation": {"shape": [36, 36, 3], "dtype": "uint8"}}},
+    example_obs={"observation": {"shape": [36, 36, 3], "dtype": "uint8"}},
 )
 
 
@@ -297,12 +298,13 @@ RNN_TRAJ = ComponentSpec(
 
 TRANSFORMER_TRAJ = ComponentSpec(
     name="transformer",
+    group_default=True,  # what a run uses when it names none of this group (AMAGO's default)
     group=TRAJ_GROUP,
     summary="Causal Transformer with a per-row KV cache; sdpa, flash-attn or flex attention.",
     config=TransformerTrajEncoderConfig,
     factory="amago_nets.traj_transformer:TransformerTrajEncoder",
     install_hint='pip install "amago-nets[flash]"  (optional: the flash attention backend)',
-    extra={"cuda_kernels": {"flash_attn": 'pip install "amago-nets[flash]"'}},
+    cuda_kernels={"flash_attn": 'pip install "amago-nets[flash]"'},
 )
 
 MAMBA_TRAJ = ComponentSpec(
@@ -312,10 +314,8 @@ MAMBA_TRAJ = ComponentSpec(
     config=MambaTrajEncoderConfig,
     factory="amago_nets.traj_mamba:MambaTrajEncoder",
     install_hint='pip install "amago-nets[mamba]"  (optional: the CUDA kernels)',
-    extra={
-        "cuda_kernels": {
-            "mamba_ssm": 'pip install "amago-nets[mamba]"',
-            "causal_conv1d": 'pip install "amago-nets[mamba]"',
-        }
+    cuda_kernels={
+        "mamba_ssm": 'pip install "amago-nets[mamba]"',
+        "causal_conv1d": 'pip install "amago-nets[mamba]"',
     },
 )

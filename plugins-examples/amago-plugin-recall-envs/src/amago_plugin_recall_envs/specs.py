@@ -43,18 +43,16 @@ CUE_RECALL = ComponentSpec(
     summary="Cue Recall: name the symbol shown before a delay (example third-party env suite, numpy only).",
     config=CueRecallConfig,
     factory="amago_plugin_recall_envs.suite:CueRecallSuite",
-    extra={
-        "tasks": list(TASK_DELAYS),
-        "default_task": "short",
-        # A preset is the hyperparameters `amago run --env cue-recall-<task>` starts from: whole episodes fit
-        # in one sequence and one trajectory file.
-        "presets": {
-            task: {
-                "run": {"max_seq_len": delay + 2},
-                "replay": {"traj_save_len": delay + 2},
-                "schedule": {"val_timesteps_per_epoch": 4 * (delay + 2)},
-            }
-            for task, delay in TASK_DELAYS.items()
-        },
+    tasks=list(TASK_DELAYS),
+    default_task="short",
+    # A preset is the hyperparameters `amago run --env cue-recall-<task>` starts from: whole episodes fit
+    # in one sequence and one trajectory file.
+    presets={
+        task: {
+            "run": {"max_seq_len": delay + 2},
+            "replay": {"traj_save_len": delay + 2},
+            "schedule": {"val_timesteps_per_epoch": 4 * (delay + 2)},
+        }
+        for task, delay in TASK_DELAYS.items()
     },
 )

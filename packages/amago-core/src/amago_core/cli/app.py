@@ -17,10 +17,11 @@ app = typer.Typer(
 )
 app.add_typer(config_cmd.app, name="config")
 
-KindArgument = Annotated[
+GroupArgument = Annotated[
     str | None,
     typer.Argument(
-        help="traj-encoders, tstep-encoders, agents, explorations or envs; all kinds when left out."
+        metavar="[GROUP]",
+        help="traj-encoders, tstep-encoders, agents, explorations or envs; every group when left out.",
     ),
 ]
 JsonOption = Annotated[bool, typer.Option("--json", help="Print JSON for scripts instead of a table.")]
@@ -28,22 +29,22 @@ JsonOption = Annotated[bool, typer.Option("--json", help="Print JSON for scripts
 
 @app.command("list")
 def list_command(
-    kind: KindArgument = None,
+    group: GroupArgument = None,
     suite: Annotated[str | None, typer.Argument(help="With `envs`: list this suite's tasks.")] = None,
     as_json: JsonOption = False,
 ) -> None:
     """List installed components with their status (ok / missing / broken / conflict)."""
-    listing.list_components(kind, suite, as_json)
+    listing.list_components(group, suite, as_json)
 
 
 @app.command("show")
 def show_command(
-    kind: Annotated[str, typer.Argument(help="The component kind, e.g. traj-encoders.")],
+    group: Annotated[str, typer.Argument(metavar="GROUP", help="The component group, e.g. traj-encoders.")],
     name: Annotated[str, typer.Argument(help="The component name (an alias works too).")],
     as_json: JsonOption = False,
 ) -> None:
     """Show one component: summary, distribution, status and its config fields."""
-    listing.show_component(kind, name, as_json)
+    listing.show_component(group, name, as_json)
 
 
 @app.command("plugins")

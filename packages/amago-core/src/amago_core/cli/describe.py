@@ -64,8 +64,18 @@ def component_details(info: ComponentInfo) -> dict[str, Any]:
                 "config_schema": spec.config.model_json_schema(),
             }
         )
-        if spec.extra:
-            data["extra"] = dict(spec.extra)
+        typed = {
+            "group_default": spec.group_default,
+            "tasks": list(spec.tasks),
+            "default_task": spec.default_task,
+        }
+        data.update(typed)
+        if spec.presets:
+            data["presets"] = {task: dict(preset) for task, preset in spec.presets.items()}
+        if spec.example_obs:
+            data["example_obs"] = {
+                key: array.model_dump(mode="json") for key, array in spec.example_obs.items()
+            }
         from amago_core.plugins.kernels import kernel_report
 
         data["cuda_kernels"] = kernel_report(spec)

@@ -8,7 +8,9 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 import typer
 
@@ -42,7 +44,7 @@ print(json.dumps({"report": report, "checked": sys.argv[1:]}))
 """
 
 _ACCELERATOR_SCRIPT = """
-import importlib.util, json
+import importlib.util, json, sys
 info = {}
 try:
     import torch
@@ -54,8 +56,7 @@ else:
     if info["cuda"]:
         info["device"] = torch.cuda.get_device_name(0)
         info["bf16"] = bool(torch.cuda.is_bf16_supported())
-for module in ("flash_attn", "mamba_ssm", "causal_conv1d"):
-    info[module] = importlib.util.find_spec(module) is not None
+info["kernels"] = {module: importlib.util.find_spec(module) is not None for module in sys.argv[1:]}
 print(json.dumps(info))
 """
 
@@ -94,10 +95,13 @@ def find_torch_importers(modules: list[str]) -> dict[str, str]:
     return problems
 
 
-def probe_accelerators() -> dict[str, object]:
-    """torch version, CUDA availability and the optional kernel packages, probed in a child process."""
+def probe_accelerators(kernel_modules: Sequence[str] = ()) -> dict[str, Any]:
+    """torch version, CUDA availability and whether each of ``kernel_modules`` is installed, in a child process."""
     result = subprocess.run(
-        [sys.executable, "-c", _ACCELERATOR_SCRIPT], capture_output=True, text=True, check=False
+        [sys.executable, "-c", _ACCELERATOR_SCRIPT, *kernel_modules],
+        capture_output=True,
+        text=True,
+        check=False,
     )
     if result.returncode != 0:
         return {"error": (result.stderr.strip().splitlines() or ["failed"])[-1]}
@@ -112,14 +116,17 @@ def examine() -> DoctorReport:
     regs = registries()
     report.notes.append(f"plugin switches: {regs.switches.describe()}")
     spec_modules: list[str] = []
+    kernels: dict[str, tuple[str, list[str]]] = {}  # module -> (install command, components using it)
     for registry in regs:
         for info in registry.describe():
-            label = f"{registry.group.cli_kind}:{info.name}"
+            label = f"{registry.group.cli_name}:{info.name}"
             if info.status in (Status.BROKEN, Status.CONFLICT):
                 report.errors.append(f"{label}: {info.detail}")
             elif info.status is Status.MISSING:
                 report.warnings.append(f"{label}: {info.detail}")
             if info.spec is not None:
+                for module, install in info.spec.cuda_kernels.items():
+                    kernels.setdefault(module, (install, []))[1].append(label)
                 undocumented = info.spec.config.fields_missing_docs()
                 if undocumented:
                     report.warnings.append(
@@ -127,7 +134,7 @@ def examine() -> DoctorReport:
                     )
         for record in registry.skipped():
             report.notes.append(
-                f"{registry.group.cli_kind}:{record.name} from {record.origin} is off ({record.skip_reason})"
+                f"{registry.group.cli_name}:{record.name} from {record.origin} is off ({record.skip_reason})"
             )
         for name in registry.names():
             for record in registry.records(name):
@@ -146,28 +153,25 @@ def examine() -> DoctorReport:
             )
         elif module not in spec_modules:  # a broken spec module is already reported above
             report.errors.append(f"import hygiene: {module}: {why}")
-    accel = probe_accelerators()
+    accel = probe_accelerators(sorted(kernels))
     if "error" in accel:
         report.warnings.append(f"accelerator probe failed: {accel['error']}")
-    else:
-        cuda = accel.get("cuda")
-        device = (
-            f"CUDA on {accel['device']} (bf16: {accel.get('bf16')})"
-            if cuda
-            else "no CUDA device: CPU paths only"
-        )
-        report.notes.append(f"torch {accel.get('torch')}; {device}")
-        for module, extra in (("flash_attn", "flash"), ("mamba_ssm", "mamba")):
-            if accel.get(module) and cuda:
-                report.notes.append(f"{module}: installed; its CUDA kernels are used")
-            elif accel.get(module):
-                report.notes.append(
-                    f"{module}: installed but unusable without CUDA; the pure-PyTorch path is used"
-                )
-            else:
-                report.notes.append(
-                    f'{module}: not installed; the pure-PyTorch path is used (GPU: pip install "amago-nets[{extra}]")'
-                )
+        return report
+    cuda = accel.get("cuda")
+    device = (
+        f"CUDA on {accel['device']} (bf16: {accel.get('bf16')})" if cuda else "no CUDA device: CPU paths only"
+    )
+    report.notes.append(f"torch {accel.get('torch')}; {device}")
+    for module, (install, users) in sorted(kernels.items()):
+        used_by = f"{module} (used by {', '.join(users)})"
+        if accel["kernels"].get(module) and cuda:
+            report.notes.append(f"{used_by}: installed; its CUDA kernels are used")
+        elif accel["kernels"].get(module):
+            report.notes.append(
+                f"{used_by}: installed but unusable without CUDA; the pure-PyTorch path is used"
+            )
+        else:
+            report.notes.append(f"{used_by}: not installed; the pure-PyTorch path is used (GPU: {install})")
     return report
 
 

@@ -13,9 +13,9 @@ from amago_core.plugins.kernels import kernel_report
 from amago_core.plugins.registry import ComponentInfo, registries
 
 
-def _group_or_fail(kind: str) -> ComponentGroup:
+def _group_or_fail(word: str) -> ComponentGroup:
     try:
-        return find_group(kind)
+        return find_group(word)
     except ValueError as exc:
         fail(f"{exc} See `amago list`.")
 
@@ -32,8 +32,8 @@ def _info_or_fail(group: ComponentGroup, name: str) -> ComponentInfo:
     fail(f"{group.label} {name!r} could not be described; run `amago doctor`.")  # pragma: no cover
 
 
-def list_components(kind: str | None, suite: str | None, as_json: bool) -> None:
-    groups = GROUPS if kind is None else (_group_or_fail(kind),)
+def list_components(group_word: str | None, suite: str | None, as_json: bool) -> None:
+    groups = GROUPS if group_word is None else (_group_or_fail(group_word),)
     if suite is not None:
         if groups != (ENV_SUITES,):
             fail("a second argument (a suite) only goes with `amago list envs SUITE`.")
@@ -41,8 +41,8 @@ def list_components(kind: str | None, suite: str | None, as_json: bool) -> None:
         return
     described = {group: registries()[group].describe() for group in groups}
     if as_json:
-        if kind is None:
-            print_json({g.cli_kind: [i.to_json() for i in infos] for g, infos in described.items()})
+        if group_word is None:
+            print_json({g.cli_name: [i.to_json() for i in infos] for g, infos in described.items()})
         else:
             print_json([i.to_json() for i in described[groups[0]]])
         return
@@ -51,7 +51,7 @@ def list_components(kind: str | None, suite: str | None, as_json: bool) -> None:
 
     out = console()
     for group, infos in described.items():
-        table = Table(title=f"{group.cli_kind} ({group.entry_point_group})", title_justify="left")
+        table = Table(title=f"{group.cli_name} ({group.entry_point_group})", title_justify="left")
         for column in ("name", "aliases", "status", "distribution", "summary"):
             table.add_column(column)
         for info in infos:
@@ -60,7 +60,7 @@ def list_components(kind: str | None, suite: str | None, as_json: bool) -> None:
             if info.detail:
                 summary = f"{summary} [{style}]{escape(info.detail)}[/]".strip()
             table.add_row(
-                info.name,
+                f"{info.name} (default)" if info.spec is not None and info.spec.group_default else info.name,
                 ", ".join(info.aliases),
                 f"[{style}]{info.status}[/]",
                 "; ".join(info.distribution),
@@ -76,8 +76,8 @@ def list_tasks(suite: str, as_json: bool) -> None:
         spec = registries().env_suites.spec(suite)
     except PluginError as exc:
         fail(str(exc))
-    tasks = list(spec.extra.get("tasks", []))
-    default = spec.extra.get("default_task")
+    tasks = list(spec.tasks)
+    default = spec.default_task
     prefix = spec.name.replace("_", "-")
     rows = [{"task": t, "env_id": f"{prefix}-{t}", "default": t == default} for t in tasks]
     if as_json:
@@ -92,8 +92,8 @@ def list_tasks(suite: str, as_json: bool) -> None:
         out.print(f"{row['env_id']}{marker}")
 
 
-def show_component(kind: str, name: str, as_json: bool) -> None:
-    group = _group_or_fail(kind)
+def show_component(group_word: str, name: str, as_json: bool) -> None:
+    group = _group_or_fail(group_word)
     info = _info_or_fail(group, name)
     if as_json:
         print_json(component_details(info))
@@ -119,7 +119,7 @@ def show_component(kind: str, name: str, as_json: bool) -> None:
         for kernel in kernel_report(info.spec):
             style = "green" if kernel["usable"] else "yellow"
             out.print(f"CUDA kernel {kernel['module']}: [{style}]{escape(str(kernel['why']))}[/]")
-        tasks = info.spec.extra.get("tasks") if group is ENV_SUITES else None
+        tasks = info.spec.tasks
         if tasks:
             prefix = info.name.replace("_", "-")
             out.print(f"env ids: {', '.join(f'{prefix}-{task}' for task in tasks)}")
@@ -132,7 +132,7 @@ def show_component(kind: str, name: str, as_json: bool) -> None:
 
 
 def distribution_report() -> list[dict[str, Any]]:
-    """Per distribution: version, components (``kind:name``), hook modules, problems, skip reason."""
+    """Per distribution: version, components (``group:name``), hook modules, problems, skip reason."""
     from amago_core.hooks.manager import hook_manager
 
     regs = registries()
@@ -145,7 +145,7 @@ def distribution_report() -> list[dict[str, Any]]:
                 dist, _, version = origin.partition(" ")
                 entry = report[dist]
                 entry["version"] = version
-                entry["components"].append(f"{registry.group.cli_kind}:{info.name}")
+                entry["components"].append(f"{registry.group.cli_name}:{info.name}")
                 if info.status in ("broken", "conflict"):
                     entry["problems"].append(info.detail)
         for record in registry.skipped():
@@ -163,8 +163,8 @@ def distribution_report() -> list[dict[str, Any]]:
             report[record.distribution].update(version=record.version, skipped=record.skip_reason)
     rows = []
     for dist, entry in sorted(report.items()):
-        status = "skipped" if entry["skipped"] else ("broken" if entry["problems"] else "ok")
-        rows.append({"distribution": dist, **entry, "status": status})
+        dist_status = "skipped" if entry["skipped"] else ("broken" if entry["problems"] else "ok")
+        rows.append({"distribution": dist, **entry, "status": dist_status})
     return rows
 
 

@@ -9,7 +9,7 @@ from typing import Any, NoReturn
 import typer
 
 USAGE_ERROR = 2
-"""Exit code for a bad name, kind, file or value (as for any other usage error)."""
+"""Exit code for a bad name, group, file or value (as for any other usage error)."""
 
 
 def fail(message: str, code: int = USAGE_ERROR) -> NoReturn:

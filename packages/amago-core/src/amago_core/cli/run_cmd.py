@@ -1,17 +1,30 @@
-"""`amago run`, `amago eval` and `amago plot`. torch is imported only inside the command bodies."""
+"""`amago run`, `amago config show`, `amago eval` and `amago plot`. torch is imported only inside command bodies.
+
+`amago config show` takes exactly `amago run`'s options and prints what `amago run --dry-run` prints: both go
+through :func:`resolve_run_config`, the one place the CLI turns its sources into the config that will run.
+"""
 
 from __future__ import annotations
 
+import inspect
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Annotated, Any
 
 import typer
 
-from amago_core.cli.config_cmd import ConfigFiles, Overrides
 from amago_core.cli.output import fail, print_json
 
 RunDir = Annotated[Path, typer.Argument(help="A run folder: {ckpt_base_dir}/{run_name}.")]
+ConfigFiles = Annotated[
+    list[Path] | None,
+    typer.Option("-c", "--config", help="Config file (.toml, .json, .yaml); repeatable, later wins."),
+]
+Overrides = Annotated[
+    list[str] | None,
+    typer.Option("-o", "--override", help="section.field=value; repeatable, highest precedence."),
+]
 
 
 def _flags(**values: Any) -> dict[str, Any]:
@@ -25,36 +38,44 @@ def _default_job() -> dict[str, Any] | None:
     return hook_manager().hook.amago_default_job()
 
 
-def _load_run_config(
-    files: list[Path] | None, overrides: list[str] | None, flags: dict[str, Any], resume: Path | None
-):
-    from amago_core.cli.config_cmd import load_or_fail
-    from amago_core.config.sources import ConfigSourceError, merge_sources
+def fail_on_config_error(exc: Exception) -> None:
+    """Exits 2 with one line per problem of a config that could not be loaded or resolved."""
+    from pydantic import ValidationError
 
-    sources = list(files or [])
+    from amago_core.config.errors import describe_validation_error
+
+    if isinstance(exc, ValidationError):
+        lines = describe_validation_error(exc)
+        for line in lines[:-1]:
+            sys.stderr.write(f"amago: error: {line}\n")
+        fail(lines[-1])
+    fail(str(exc))
+
+
+def resolve_run_config(files: list[Path], overrides: list[str], flags: dict[str, Any], resume: Path | None):
+    """The config `amago run` would run: sources over the env suite's preset (or the main job), validated.
+
+    Exits 2 with one line per problem when a source, a component or a preset is bad.
+    """
+    from pydantic import ValidationError
+
+    from amago_core.config.resolve import resolve_config
+    from amago_core.config.sources import ConfigSourceError
+    from amago_core.plugins.errors import PluginError
+
+    sources = list(files)
     if resume is not None:
         resolved = resume / "config.resolved.json"
         if not resolved.is_file():
             fail(f"cannot resume {resume}: it has no config.resolved.json (is it a run folder?)")
         sources.insert(0, resolved)
-    # The base layer: the chosen suite's preset for its task, or the main job's settings when no source names
-    # an env (a -c file of tweaks included).
     try:
-        env_choice = merge_sources(files=sources, flags=flags, overrides=overrides or ()).get("env")
-    except ConfigSourceError as exc:
-        fail(str(exc))
-    base = _default_job() if env_choice is None else _suite_preset(env_choice)
-    return load_or_fail(sources, overrides, flags, base=base)
-
-
-def _suite_preset(env_choice: Any) -> dict[str, Any] | None:
-    """The preset an env suite declares for the chosen task (``spec.extra["presets"]``), if any."""
-    from amago_core.config.presets import preset_for_env
-
-    try:
-        return preset_for_env(env_choice)
-    except Exception:  # an unknown env is reported, with its did-you-mean, when the config is validated
-        return None
+        config = resolve_config(sources, flags, overrides, default_job=_default_job())
+    except (ConfigSourceError, ValidationError, PluginError) as exc:
+        fail_on_config_error(exc)
+    if config.env is None:
+        fail("no env chosen: pass --env ID (see `amago list envs`) or set `env` in a -c config file")
+    return config
 
 
 def run_command(
@@ -83,6 +104,8 @@ def run_command(
     """Train an agent: compose env, encoders, agent and exploration from the installed plugins.
 
     With no arguments it runs amago's embedded main job (a small memory task that trains on a CPU in minutes).
+    `--env ID` starts from that env suite's preset instead (AMAGO's settings for the task, often sized for a
+    GPU); anything you set overrides it. `--dry-run` prints the config that would run.
     """
     if mode is not None and mode not in ("both", "collect", "learn"):
         fail(f"--mode must be both, collect or learn (got {mode!r})")
@@ -98,30 +121,45 @@ def run_command(
         run=run_flags or None,
         logging={"verbose": False} if quiet else None,
     )
-    loaded = _load_run_config(config, override, flags, resume)
-    from amago_core.plugins.errors import PluginError
-
-    try:
-        resolved = loaded.resolved()
-    except PluginError as exc:
-        fail(str(exc))
-    if resolved.env is None:
-        fail("no env chosen: pass --env ID (see `amago list envs`) or set `env` in a -c config file")
+    resolved = resolve_run_config(list(config or []), list(override or []), flags, resume)
     if dry_run:
         print_json(resolved.model_dump(mode="json"))
         return
     _train(resolved, resume)
 
 
-def _train(config: Any, resume: Path | None) -> None:
-    from amago_core.experiment.builder import build_experiment, env_id_of
-    from amago_core.experiment.plot import plot_run
+def _same_options_as_run(command: Callable[..., None]) -> Callable[..., None]:
+    """Gives ``command`` every option of `amago run` but ``--dry-run`` (one definition of the options)."""
+    signature = inspect.signature(run_command, eval_str=True)
+    params = [p for p in signature.parameters.values() if p.name != "dry_run"]
+    command.__signature__ = signature.replace(parameters=params)  # type: ignore[attr-defined]
+    command.__annotations__ = {p.name: p.annotation for p in params} | {"return": None}
+    return command
+
+
+@_same_options_as_run
+def config_show_command(**options: Any) -> None:
+    """Print the config that `amago run` with these same options would run (exactly `amago run --dry-run`)."""
+    run_command(**options, dry_run=True)
+
+
+def _experiment_or_fail(config: Any, **kwargs: Any) -> Any:
+    from pydantic import ValidationError
+
+    from amago_core.experiment import Experiment
     from amago_core.plugins.errors import PluginError
 
     try:
-        experiment = build_experiment(config)
-    except (PluginError, ValueError) as exc:
-        fail(str(exc))
+        return Experiment(config, **kwargs)
+    except (PluginError, ValueError, ValidationError) as exc:
+        fail_on_config_error(exc)
+
+
+def _train(config: Any, resume: Path | None) -> None:
+    from amago_core.experiment.naming import env_id_of
+    from amago_core.experiment.plot import plot_run
+
+    experiment = _experiment_or_fail(config)
     experiment.start()
     try:
         if resume is not None:
@@ -132,9 +170,10 @@ def _train(config: Any, resume: Path | None) -> None:
             sys.stderr.write(f"amago: {message} ({experiment.paths.root})\n")
         experiment.learn()
         final = None
-        test_env = experiment.make_test_env or experiment.make_val_env
-        if experiment.val_envs is not None and test_env is not None:
-            final = experiment.evaluate_test(test_env, experiment.val_timesteps_per_epoch)
+        if experiment.val_envs is not None and experiment.make_test_env is not None:
+            final = experiment.evaluate_test(
+                experiment.make_test_env, experiment.config.schedule.val_timesteps_per_epoch
+            )
         is_main = experiment.accelerator.is_main_process
     finally:
         experiment.close()
@@ -144,7 +183,7 @@ def _train(config: Any, resume: Path | None) -> None:
     summary = {
         "run_dir": str(experiment.paths.root),
         "env": env_id_of(config.env),
-        "epochs": experiment.epochs,
+        "epochs": experiment.config.schedule.epochs,
         "total_frames": experiment.total_frames,
         "gradient_steps": experiment.grad_update_counter,
         "final_test": final,
@@ -165,8 +204,9 @@ def eval_command(
     ] = None,
 ) -> None:
     """Evaluate a run's policy (latest weights unless --epoch) and print the metrics as JSON."""
-    from amago_core.cli.config_cmd import load_or_fail
-    from amago_core.experiment.builder import build_evaluation_experiment
+    from pydantic import ValidationError
+
+    from amago_core.config.sources import ConfigSourceError, load_config
     from amago_core.plugins.errors import PluginError
 
     resolved_file = run_dir / "config.resolved.json"
@@ -175,20 +215,19 @@ def eval_command(
     flags = _flags(
         env=env, run={"name": run_dir.name, "ckpt_base_dir": str(run_dir.parent)}, logging={"verbose": False}
     )
-    config = load_or_fail([resolved_file], None, flags)
     try:
-        experiment = build_evaluation_experiment(config)
-    except (PluginError, ValueError) as exc:
-        fail(str(exc))
+        config = load_config([resolved_file], flags=flags).resolved()
+    except (ConfigSourceError, ValidationError, PluginError) as exc:
+        fail_on_config_error(exc)
+    experiment = _experiment_or_fail(config, evaluation_only=True)
     experiment.start()
     try:
         weights = experiment.paths.policy_at(epoch) if epoch is not None else experiment.paths.latest_policy
         if not weights.is_file():
             fail(f"no policy weights at {weights}; train first, or pick an --epoch with a checkpoint")
         experiment.load_checkpoint_from_path(weights, is_accelerate_state=False)
-        steps = timesteps or experiment.val_timesteps_per_epoch
-        test_env = experiment.make_test_env or experiment.make_val_env
-        metrics = experiment.evaluate_test(test_env, steps, episodes=episodes)
+        steps = timesteps or config.schedule.val_timesteps_per_epoch
+        metrics = experiment.evaluate_test(experiment.make_test_env, steps, episodes=episodes)
     finally:
         experiment.close()
     print_json(metrics)

@@ -53,7 +53,7 @@ class EnvSuiteConfig(ComponentConfig):
 
     Users name an env by id: the suite name with ``_`` written as ``-``, then an optional task
     (``tmaze-passive``, ``gym-CartPole-v1``). The registry splits the id and fills ``task``; the suite
-    validates the task and its own options. A suite's spec lists its tasks in ``spec.extra["tasks"]`` so
+    validates the task and its own options. A suite's spec lists its tasks in ``ComponentSpec.tasks`` so
     that ``amago list envs SUITE`` needs no import of the suite's library.
     """
 

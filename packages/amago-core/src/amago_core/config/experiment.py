@@ -1,8 +1,8 @@
 """The experiment config tree: one section per concern, component slots validated by their plugins.
 
-Defaults follow AMAGO v3.3's ``Experiment`` (reference §2.1) except where noted. Component slots keep
-their default as a *name* until a run resolves it, so the tree validates on an install that lacks some
-component kinds; whatever a user sets is validated at once.
+Defaults follow AMAGO v3.3's ``Experiment`` (reference §2.1) except where noted. An unset component slot takes
+the component its group's installed default marks (amago-core names none itself), kept as a *name* until a run
+resolves it; whatever a user sets is validated at once.
 """
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Annotated, Literal
 
-from pydantic import Field, model_validator
+from pydantic import Field, field_validator, model_validator
 from pydantic_core import PydanticCustomError
 
 from amago_core.config.component import ComponentConfig
@@ -37,6 +37,19 @@ ExplorationSlot = Annotated[ComponentConfig | str, SLOTS["exploration"]]
 EnvSuiteSlot = Annotated[ComponentConfig | str, SLOTS["env"]]
 
 
+def installed_default(slot: str) -> str:
+    """The name of the component an installed distribution marks as its group's default (``group_default``).
+
+    amago-core names no component itself; a run that leaves a slot unset gets this one.
+
+    Raises:
+        amago_core.plugins.PluginError: no installed distribution marks one, or two do.
+    """
+    from amago_core.plugins.registry import registries
+
+    return registries()[SLOTS[slot].group].default_name()
+
+
 class RunSection(StrictModel):
     """Naming, where results go, and what kind of process this is."""
 
@@ -47,7 +60,8 @@ class RunSection(StrictModel):
     max_seq_len: int = Field(128, gt=0)
     """Training context in timesteps (windows of up to max_seq_len + 1 observations); also the inference context."""
     seed: int | None = None
-    """Seed for python, numpy and torch. None: a fresh random seed (recorded in the resolved config)."""
+    """Seed for python, numpy, torch and the envs (each process and each env pool draws its own stream from it).
+    None: a fresh seed drawn when the run starts, recorded in the run's config.resolved.json."""
     mode: Literal["both", "collect", "learn"] = "both"
     """`both` collects and learns; `collect` only acts and writes the buffer; `learn` only trains from it."""
     torch_threads: int | None = Field(None, gt=0)
@@ -61,8 +75,16 @@ class RolloutSection(StrictModel):
     """Number of envs stepped together (or the batch size of an already-vectorised env)."""
     env_mode: Literal["sync", "async", "already_vectorized"] = "sync"
     """`sync` steps envs in this process (AMAGO defaults to `async`; on few cores cheap envs are faster in-process), `async` in a process pool, `already_vectorized` for batched (jax-style) envs."""
-    async_env_mp_context: Literal["forkserver", "spawn", "fork"] | None = None
-    """Multiprocessing start method of the `async` pool. None: the platform default."""
+    async_env_mp_context: Literal["forkserver", "spawn", "fork"] = "forkserver"
+    """Start method of the `async` pool's worker processes. forkserver: `fork` copies a parent that already runs
+    torch threads (which can deadlock its workers), and `spawn` re-imports everything in every worker. AMAGO's
+    None is read as forkserver."""
+
+    @field_validator("async_env_mp_context", mode="before")
+    @classmethod
+    def _amago_none_is_forkserver(cls, value: object) -> object:
+        return "forkserver" if value is None else value
+
     sample_actions_train: bool = True
     """Sample from the policy while collecting (False: its mode)."""
     sample_actions_val: bool = True
@@ -132,8 +154,9 @@ class ScheduleSection(StrictModel):
     """Gradient updates (batches) per epoch, per process."""
     val_interval: int | None = Field(20, gt=0)
     """Evaluate every N epochs (epoch 0 included). None: never."""
-    val_timesteps_per_epoch: int = Field(10_000, ge=0)
-    """Env steps per val env per evaluation (at least one full episode)."""
+    val_timesteps_per_epoch: int = Field(1_000, ge=0)
+    """Env steps per val env per evaluation: long enough for at least one full episode per actor, since only
+    finished episodes are scored (env suite presets set it from their episode length)."""
     ckpt_interval: int | None = Field(50, gt=0)
     """Save a full checkpoint every N epochs (epoch 0 included). None: only `latest`."""
     always_save_latest: bool = True
@@ -169,20 +192,35 @@ class DistributedSection(StrictModel):
 
 
 class ExperimentConfig(StrictModel):
-    """Everything a run needs. Sections mirror AMAGO's `Experiment` parameters; components are plugin slots."""
+    """Everything a run needs: the one place each setting, its default, its check and its meaning live.
+
+    Sections group AMAGO's `Experiment` parameters; components are plugin slots. The Python API's flat keyword
+    arguments (`Experiment(learning_rate=3e-4)`) map onto these fields (see `amago_core.config.flat`).
+    """
 
     run: RunSection = RunSection()
     """Naming, output folder, context length, seed, process mode."""
     env: EnvSuiteSlot | None = None
-    """The env: an id such as `tmaze-passive` or a table with `id` (or `kind`/`task`) and the suite's options."""
-    tstep_encoder: TstepEncoderSlot = Field("ff", validate_default=False)
-    """Timestep encoder: a name or a table with `kind` and its options."""
-    traj_encoder: TrajEncoderSlot = Field("transformer", validate_default=False)
-    """Trajectory encoder (the memory): a name or a table with `kind` and its options."""
-    agent: AgentSlot = Field("agent", validate_default=False)
-    """Agent (learning update): a name or a table with `kind` and its options."""
-    exploration: ExplorationSlot | None = Field("egreedy", validate_default=False)
-    """Exploration wrapper on train envs: a name, a table, or null for none."""
+    """The env: an id such as `tmaze-passive` or a table with `id` (or `kind`/`task`) and the suite's options.
+    None: envs come from the Python API's env makers (or, on the command line, the default job)."""
+    tstep_encoder: TstepEncoderSlot = Field(
+        default_factory=lambda: installed_default("tstep_encoder"), validate_default=False
+    )
+    """Timestep encoder: a name or a table with `kind` and its options. Unset: the installed default
+    (`amago list tstep-encoders` marks it)."""
+    traj_encoder: TrajEncoderSlot = Field(
+        default_factory=lambda: installed_default("traj_encoder"), validate_default=False
+    )
+    """Trajectory encoder (the memory): a name or a table with `kind` and its options. Unset: the installed
+    default (`amago list traj-encoders` marks it)."""
+    agent: AgentSlot = Field(default_factory=lambda: installed_default("agent"), validate_default=False)
+    """Agent (the learning update): a name or a table with `kind` and its options. Unset: the installed default
+    (`amago list agents` marks it)."""
+    exploration: ExplorationSlot | None = Field(
+        default_factory=lambda: installed_default("exploration"), validate_default=False
+    )
+    """Exploration wrapper on train envs: a name, a table, or null for none. Unset: the installed default
+    (`amago list explorations` marks it)."""
     rollout: RolloutSection = RolloutSection()
     """Actors: number of envs, env mode, sampling."""
     replay: ReplaySection = ReplaySection()

@@ -25,7 +25,7 @@ def _registry(group: ComponentGroup):
     return registries()[group]
 
 
-def _plugin_error(exc: PluginError | ValueError) -> PydanticCustomError:
+def _plugin_error(exc: Exception) -> PydanticCustomError:
     return PydanticCustomError("component", "{reason}", {"reason": str(exc)})
 
 
@@ -40,6 +40,14 @@ class ComponentSlot:
             msg = "expected a {label} name or a table with kind = '<name>', got {type}"
             raise PydanticCustomError(
                 "component", msg, {"label": self.group.label, "type": type(value).__name__}
+            )
+        if isinstance(value, Mapping) and "class" in value:
+            msg = (
+                "this {label} was the Python class {cls} in the run that wrote this config; a config can only name "
+                "registered components. Rerun the script that used the class, or register it as a plugin."
+            )
+            raise PydanticCustomError(
+                "component", msg, {"label": self.group.label, "cls": str(value["class"])}
             )
         try:
             return _registry(self.group).make_config(value)

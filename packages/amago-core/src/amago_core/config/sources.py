@@ -14,7 +14,7 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
-from amago_core.config.experiment import SLOT_KEYS, ExperimentConfig
+from amago_core.config.experiment import SLOT_KEYS, ExperimentConfig, installed_default
 
 ENV_PREFIX = "AMAGO_"
 ENV_NESTING = "__"
@@ -203,7 +203,8 @@ def _split_options_by_kind(base: Mapping[str, Any]) -> tuple[dict[str, Any], dic
             if not isinstance(by_kind, Mapping):
                 msg = f"{slot}.{OPTIONS_BY_KIND_KEY} must be a table of kind -> options, got {by_kind!r}."
                 raise ConfigSourceError(msg)
-            found[slot] = {_slot_kind(str(kind), slot): dict(opts) for kind, opts in by_kind.items()}
+            # A name as given (a str) always normalises to a kind.
+            found[slot] = {str(_slot_kind(str(kind), slot)): dict(opts) for kind, opts in by_kind.items()}
             job[slot] = table
     return job, found
 
@@ -249,15 +250,10 @@ def merge_sources(
         layers.append(_without_unset(flags))
     layers.extend(parse_override(item) for item in overrides)
     merged = merge_over_job(base or {}, *layers)
-    defaults = ExperimentConfig.model_fields
-    for key in SLOT_KEYS:  # options given for a default component: name that default
+    for key in SLOT_KEYS:  # options given for the default component: name that default
         value = merged.get(key)
-        if (
-            isinstance(value, Mapping)
-            and not ({"kind", "id"} & set(value))
-            and isinstance(defaults[key].default, str)
-        ):
-            merged[key] = {"kind": defaults[key].default, **value}
+        if key != "env" and isinstance(value, Mapping) and not ({"kind", "id"} & set(value)):
+            merged[key] = {"kind": installed_default(key), **value}
     return merged
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, ValidationError, model_validator
-from pydantic_core import PydanticCustomError
+from pydantic_core import InitErrorDetails, PydanticCustomError
 
 from amago_core.config.field_docs import attach_field_docstrings
 from amago_core.suggest import closest
@@ -20,7 +20,7 @@ def _accepted_keys(model: type[BaseModel]) -> set[str]:
 def unknown_key_error(model: type[BaseModel], unknown: list[str], data: Any) -> ValidationError:
     """Builds a ValidationError with one ``unknown_field`` line per unknown key, located at that key."""
     accepted = sorted(_accepted_keys(model))
-    line_errors = []
+    line_errors: list[InitErrorDetails] = []
     for key in unknown:
         guess = closest(key, accepted)
         hint = f"did you mean {guess!r}? " if guess else ""

@@ -20,7 +20,7 @@ import uuid
 import zipfile
 from collections.abc import Callable
 from pathlib import Path
-from typing import IO, Literal
+from typing import IO, Any, Literal
 
 import numpy as np
 
@@ -151,7 +151,9 @@ def save_traj(
     """
     folder = Path(folder)
     if save_as in ("npz", "npz-compressed"):
-        arrays = (traj.freeze() if isinstance(traj, Trajectory) else traj).to_dict()
+        # Typed as Any values: mypy matches ``**dict[str, ndarray]`` against savez's ``allow_pickle: bool``
+        # keyword too and rejects it, although the keys are the trajectory's array names.
+        arrays: dict[str, Any] = (traj.freeze() if isinstance(traj, Trajectory) else traj).to_dict()
         savez = np.savez_compressed if save_as == "npz-compressed" else np.savez
         return atomic_write(folder / f"{stem}.npz", lambda f: savez(f, **arrays), fsync=fsync)
     if save_as == "traj":

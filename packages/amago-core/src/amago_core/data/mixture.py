@@ -97,11 +97,12 @@ class MixtureOfDatasets(RLDataset):
         for i, d in enumerate(self.datasets):
             if not d.ready_for_training:
                 continue
-            if self.ready_since[i] is None:
-                self.ready_since[i] = self.epoch
+            since = self.ready_since[i]
+            if since is None:
+                since = self.ready_since[i] = self.epoch
             w0, w1 = self.initial_weights[i], self.final_weights[i]
             if self.smooth_sudden_starts:
-                progress = (self.epoch - self.ready_since[i] + 1) / self.smooth_sudden_starts
+                progress = (self.epoch - since + 1) / self.smooth_sudden_starts
                 weights[i] = np.clip(w0 + (w1 - w0) * progress, min(w0, w1), max(w0, w1))
             else:
                 weights[i] = w1

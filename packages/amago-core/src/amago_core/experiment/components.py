@@ -1,76 +1,91 @@
-"""Turns what a user passes for a component (a registered name, a table, a config, or a class) into a builder.
+"""Each component slot of a run, resolved once: its spec, config, origin, and how to build it.
 
-AMAGO took types (``tstep_encoder_type=CNNTstepEncoder``); amago also takes registered names and configs, so the
-same builder serves scripts, config files and the CLI. A class that a registered spec names (or one derived
-from it) is built with that spec's Config; any other class is called with the inferred context alone, as
-AMAGO's were.
+AMAGO took types (``tstep_encoder_type=CNNTstepEncoder``); amago takes registered names, tables and configs too,
+so one path serves scripts, config files and the CLI. A class that a registered spec names (or that derives from
+one) is built with that spec's config; any other class is called with the inferred context alone, as AMAGO's
+were. Everything is looked up in one explicit :class:`~amago_core.plugins.Registries`, and what a component
+builds itself (an agent's encoders) is handed to it as a ready builder.
 """
 
 from __future__ import annotations
 
+import functools
 import inspect
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from amago_core.config.component import ComponentConfig
-from amago_core.plugins.groups import ComponentGroup
-from amago_core.plugins.registry import registries
+from amago_core.config.experiment import ExperimentConfig
+from amago_core.plugins.groups import AGENTS, EXPLORATIONS, TRAJ_ENCODERS, TSTEP_ENCODERS, ComponentGroup
+from amago_core.plugins.registry import Registries, Registry
 from amago_core.plugins.spec import ComponentSpec
 
-ComponentChoice = str | Mapping[str, Any] | ComponentConfig | type | Callable[..., Any]
+UserClass = type | Callable[..., Any]
+"""A component given as Python code (a class or factory) rather than by name."""
+
+CLASS_KEY = "class"
+"""Key of a slot's record in ``config.resolved.json`` when the run used a Python class (``module:Name``)."""
 
 
 @dataclass(frozen=True)
 class ResolvedComponent:
-    """A component choice, resolved.
+    """One component slot of a run, resolved.
 
     Attributes:
-        spec: the registered spec, when the choice is registered (or derives from a registered class).
-        config: the validated config (None for a plain class).
-        cls: the class to call instead of the spec's factory (a user subclass), if any.
+        slot: the config slot (``traj_encoder``).
+        spec: the registered spec (None for a class that no spec names).
+        config: the validated config (None for such a class).
+        cls: the class to call instead of the spec's factory (a user subclass or plain class), if any.
+        origin: ``distribution==version`` of the spec's entry (None for a plain class).
     """
 
+    slot: str
     spec: ComponentSpec | None
     config: ComponentConfig | None
-    cls: Callable[..., Any] | None = None
+    cls: UserClass | None = None
+    origin: str | None = None
 
     @property
     def name(self) -> str:
+        """The registered name, or the class's qualified name."""
         if self.spec is not None:
             return self.spec.name
         return getattr(self.cls, "__qualname__", repr(self.cls))
 
     def build(self, **context: Any) -> Any:
-        """Builds the component with the inferred ``context``."""
+        """Builds the component with the inferred ``context`` (spaces, ``max_seq_len``, ``tstep_dim``...)."""
         if self.cls is not None:
             return self.cls(self.config, **context) if self.config is not None else self.cls(**context)
+        if self.spec is None:  # pragma: no cover - resolve() never makes one without either
+            msg = f"{self.slot}: nothing to build"
+            raise RuntimeError(msg)
         return self.spec.build(self.config, **context)
 
-    def as_choice(self) -> Any:
-        """What to hand to a component that builds this one itself (an agent building its encoders)."""
-        if self.cls is not None:
-            config = self.config
-            cls = self.cls
-            return (lambda **context: cls(config, **context)) if config is not None else cls
-        return self.config
+    def builder(self) -> Callable[..., Any]:
+        """:meth:`build` with nothing bound but this resolution: what a component that builds this one receives."""
+        return functools.partial(ResolvedComponent.build, self)
 
-    def describe(self) -> dict[str, Any]:
-        """JSON-safe record for ``config.resolved.json``."""
-        if self.spec is not None and self.cls is None:
-            return self.config.to_dict()
-        data: dict[str, Any] = {"class": f"{getattr(self.cls, '__module__', '?')}:{self.name}"}
+    def record(self) -> dict[str, Any]:
+        """JSON-safe record for ``config.resolved.json``: the config, plus ``class`` when Python code was used."""
+        data: dict[str, Any] = {}
+        if self.cls is not None:
+            data[CLASS_KEY] = (
+                f"{getattr(self.cls, '__module__', '?')}:{getattr(self.cls, '__qualname__', '?')}"
+            )
         if self.config is not None:
             data.update(self.config.to_dict())
         return data
 
 
-def _spec_for_class(group: ComponentGroup, cls: type) -> ComponentSpec | None:
+def _origin(registry: Registry, spec: ComponentSpec) -> str | None:
+    records = registry.records(spec.name)
+    return f"{records[0].distribution}=={records[0].version}" if records else None
+
+
+def _spec_for_class(registry: Registry, cls: type) -> ComponentSpec | None:
     """The spec whose factory is ``cls`` or one of its bases (nearest first)."""
-    by_factory: dict[str, ComponentSpec] = {}
-    for info in registries()[group].describe():
-        if info.spec is not None:
-            by_factory[info.spec.factory] = info.spec
+    by_factory = {info.spec.factory: info.spec for info in registry.describe() if info.spec is not None}
     for klass in inspect.getmro(cls):
         spec = by_factory.get(f"{klass.__module__}:{klass.__qualname__}")
         if spec is not None:
@@ -79,37 +94,78 @@ def _spec_for_class(group: ComponentGroup, cls: type) -> ComponentSpec | None:
 
 
 def resolve_component(
-    group: ComponentGroup, choice: ComponentChoice, overrides: Mapping[str, Any] | None = None
+    registry: Registry, slot: str, choice: str | Mapping[str, Any] | ComponentConfig | UserClass
 ) -> ResolvedComponent:
-    """Resolves ``choice`` for ``group``; ``overrides`` set config fields the experiment owns (if the config has them).
+    """Resolves what a user gave for one slot against ``registry``.
 
     Raises:
-        amago_core.plugins.PluginError: an unknown or broken registered name.
+        amago_core.plugins.PluginError: an unknown, missing or broken registered name.
         pydantic.ValidationError: an invalid table.
         TypeError: something that is neither a name, a table, a config nor a callable.
     """
-    overrides = dict(overrides or {})
     if isinstance(choice, str | Mapping | ComponentConfig):
-        config = registries()[group].make_config(choice)
-        return ResolvedComponent(registries()[group].spec(config.kind), _with_overrides(config, overrides))
+        config = registry.make_config(choice)
+        spec = registry.spec(config.kind)
+        return ResolvedComponent(slot, spec, config, origin=_origin(registry, spec))
     if inspect.isclass(choice):
-        spec = _spec_for_class(group, choice)
-        if spec is not None:
-            config = _with_overrides(spec.make_config(None), overrides)
-            is_factory = spec.factory == f"{choice.__module__}:{choice.__qualname__}"
-            return ResolvedComponent(spec, config, None if is_factory else choice)
-        return ResolvedComponent(None, None, choice)
+        base_spec = _spec_for_class(registry, choice)
+        if base_spec is not None:
+            is_factory = base_spec.factory == f"{choice.__module__}:{choice.__qualname__}"
+            return ResolvedComponent(
+                slot,
+                base_spec,
+                base_spec.make_config(None),
+                None if is_factory else choice,
+                _origin(registry, base_spec),
+            )
+        return ResolvedComponent(slot, None, None, choice)
     if callable(choice):
-        return ResolvedComponent(None, None, choice)
+        return ResolvedComponent(slot, None, None, choice)
+    group = registry.group
     msg = (
-        f"cannot use {choice!r} as a {group.label}: pass a registered name (see `amago list {group.cli_kind}`), "
+        f"cannot use {choice!r} as a {group.label}: pass a registered name (see `amago list {group.cli_name}`), "
         "a table with kind, a config, or a class."
     )
     raise TypeError(msg)
 
 
-def _with_overrides(config: ComponentConfig, overrides: dict[str, Any]) -> ComponentConfig:
-    applicable = {k: v for k, v in overrides.items() if k in type(config).model_fields and v is not None}
-    if not applicable:
-        return config
-    return type(config).model_validate({**config.model_dump(), **applicable})
+SLOT_GROUPS: dict[str, ComponentGroup] = {
+    "tstep_encoder": TSTEP_ENCODERS,
+    "traj_encoder": TRAJ_ENCODERS,
+    "agent": AGENTS,
+    "exploration": EXPLORATIONS,
+}
+"""The component slots a run builds (the env slot is built by the env pools)."""
+
+
+@dataclass(frozen=True)
+class RunComponents:
+    """The resolved components of one run; each slot resolved once, from one registry."""
+
+    tstep_encoder: ResolvedComponent
+    traj_encoder: ResolvedComponent
+    agent: ResolvedComponent
+    exploration: ResolvedComponent | None
+
+    @classmethod
+    def resolve(
+        cls, config: ExperimentConfig, registries: Registries, classes: Mapping[str, UserClass]
+    ) -> RunComponents:
+        """Resolves every slot: a Python class given for it wins, else the config's choice."""
+        resolved: dict[str, ResolvedComponent | None] = {}
+        for slot, group in SLOT_GROUPS.items():
+            choice = classes.get(slot, getattr(config, slot))
+            resolved[slot] = None if choice is None else resolve_component(registries[group], slot, choice)
+        exploration = resolved.pop("exploration")
+        return cls(exploration=exploration, **{k: v for k, v in resolved.items() if v is not None})
+
+    def slots(self) -> dict[str, ResolvedComponent]:
+        """The resolved slots by name (the exploration slot only when a run explores)."""
+        found = {"tstep_encoder": self.tstep_encoder, "traj_encoder": self.traj_encoder, "agent": self.agent}
+        if self.exploration is not None:
+            found["exploration"] = self.exploration
+        return found
+
+    def origins(self) -> dict[str, str]:
+        """``slot -> distribution==version`` of every registered component used (for the run's provenance)."""
+        return {slot: c.origin for slot, c in self.slots().items() if c.origin is not None}

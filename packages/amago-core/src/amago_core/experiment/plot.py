@@ -26,7 +26,8 @@ def read_metrics(path: Path) -> list[dict[str, Any]]:
 
 
 def _series(records: list[dict[str, Any]], key: str, x_key: str) -> tuple[list[float], list[float]]:
-    xs, ys = [], []
+    xs: list[float] = []
+    ys: list[float] = []
     for record in records:
         value = record.get(key)
         if isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value):

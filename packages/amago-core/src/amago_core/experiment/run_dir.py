@@ -31,8 +31,8 @@ def _current_umask() -> int:
     return mask
 
 
-def atomic_write(path: Path, write: Callable[[Path], None]) -> None:
-    """Calls ``write(tmp)`` on a temp file next to ``path``, then renames it over ``path``.
+def atomic_write(path: Path, write: Callable[[Path], object]) -> None:
+    """Calls ``write(tmp)`` on a temp file next to ``path`` (its return value is ignored), then renames it over ``path``.
 
     The rename is atomic on one filesystem, so a reader (or a resumed run after a crash) sees the old file or
     the new one, never a partial one.

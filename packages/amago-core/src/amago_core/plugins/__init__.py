@@ -1,6 +1,6 @@
 """The plugin API: component specs, entry-point registries and the switches that control them (torch-free)."""
 
-from amago_core.plugins.discovery import BUILTIN_DISTRIBUTIONS, EntryRecord, PluginSwitches
+from amago_core.plugins.discovery import EntryRecord, PluginSwitches, builtin_distributions
 from amago_core.plugins.errors import (
     BrokenPluginError,
     DuplicateComponentError,
@@ -32,7 +32,6 @@ from amago_core.plugins.spec import PLUGIN_API_VERSION, ComponentSpec
 
 __all__ = [
     "AGENTS",
-    "BUILTIN_DISTRIBUTIONS",
     "ENV_SUITES",
     "EXPLORATIONS",
     "GROUPS",
@@ -53,6 +52,7 @@ __all__ = [
     "Registry",
     "Status",
     "UnknownComponentError",
+    "builtin_distributions",
     "find_group",
     "normalize_name",
     "registries",

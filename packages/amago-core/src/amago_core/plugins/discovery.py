@@ -9,10 +9,26 @@ import importlib.metadata as metadata
 import os
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
-BUILTIN_DISTRIBUTIONS = frozenset({"amago", "amago-core", "amago-nets", "amago-agents", "amago-envs"})
-"""Distributions that ship with amago; the plugin switches never turn these off (except an explicit block)."""
+META_DISTRIBUTION = "amago"
+"""The meta-package: it and what it requires are amago's own distributions."""
+
+
+def builtin_distributions() -> frozenset[str]:
+    """amago's own distributions: amago-core, the ``amago`` meta-package and what it requires (amago-nets,
+    amago-agents, amago-envs), read from the installed metadata. The plugin switches never turn these off
+    (except an explicit block)."""
+    names = {"amago-core", META_DISTRIBUTION}
+    try:
+        requirements = metadata.requires(META_DISTRIBUTION) or []
+    except metadata.PackageNotFoundError:
+        requirements = []
+    for requirement in requirements:
+        if "extra ==" not in requirement:  # the meta-package's own requirements, not its forwarded extras
+            names.add(normalize_distribution(re.split(r"[\s\[<>=!~;(]", requirement, maxsplit=1)[0]))
+    return frozenset(names)
+
 
 HOOKS_ENTRY_POINT_GROUP = "amago"
 """pluggy hook implementations (log backends, callbacks, CLI commands) register under this group."""
@@ -49,6 +65,7 @@ class PluginSwitches:
     autoload: bool = True
     allow: frozenset[str] | None = None
     block: frozenset[str] = frozenset()
+    builtins: frozenset[str] = field(default_factory=builtin_distributions)
 
     @classmethod
     def from_environ(cls, environ: Mapping[str, str] | None = None) -> PluginSwitches:
@@ -63,7 +80,7 @@ class PluginSwitches:
         dist = normalize_distribution(distribution)
         if dist in self.block:
             return f"blocked by {ENV_BLOCK}"
-        if dist in BUILTIN_DISTRIBUTIONS:
+        if dist in self.builtins:
             return None
         if self.allow is not None and dist not in self.allow:
             return f"not in {ENV_ALLOW}"

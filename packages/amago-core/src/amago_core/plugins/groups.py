@@ -1,4 +1,8 @@
-"""The component kinds amago knows, with their entry-point groups and CLI names."""
+"""The component groups amago knows, with their entry-point groups and CLI names.
+
+One word throughout: a *group* is a family of components (`amago list traj-encoders`); a component's *kind*
+is its registered name (`traj_encoder = {kind = "mamba"}`).
+"""
 
 from __future__ import annotations
 
@@ -9,19 +13,24 @@ from amago_core.suggest import did_you_mean
 
 @dataclass(frozen=True)
 class ComponentGroup:
-    """One kind of pluggable component.
+    """One group of pluggable components.
 
     Attributes:
-        key: python-friendly identifier, also the experiment-config section name (``traj_encoder``).
+        key: python-friendly identifier, also the experiment-config slot name (``traj_encoder``).
         entry_point_group: the ``importlib.metadata`` group plugins register under.
-        cli_kind: what users type after ``amago list`` (``traj-encoders``).
+        cli_name: what users type after ``amago list`` (``traj-encoders``).
         label: human name for messages (``trajectory encoder``).
     """
 
     key: str
     entry_point_group: str
-    cli_kind: str
+    cli_name: str
     label: str
+
+    @property
+    def cli_kind(self) -> str:
+        """Former name of :attr:`cli_name`, kept for plugins written against amago-core 0.1."""
+        return self.cli_name
 
 
 TRAJ_ENCODERS = ComponentGroup("traj_encoder", "amago.traj_encoders", "traj-encoders", "trajectory encoder")
@@ -34,21 +43,24 @@ GROUPS: tuple[ComponentGroup, ...] = (TRAJ_ENCODERS, TSTEP_ENCODERS, AGENTS, EXP
 
 
 def find_group(word: str) -> ComponentGroup:
-    """Resolves a group from its CLI kind, key or entry-point group (``traj-encoders``, ``traj_encoder``, ...).
+    """Resolves a group from any of its spellings: ``traj-encoders``, ``traj_encoder``, ``amago.traj_encoders``.
 
     Raises:
-        ValueError: the word names no group; the message lists the kinds.
+        ValueError: the word names no group; the message lists the groups.
     """
     normalized = word.strip().lower().replace("_", "-")
     for group in GROUPS:
         names = {
-            group.cli_kind,
+            group.cli_name,
             group.key.replace("_", "-"),
             group.entry_point_group,
-            group.cli_kind.rstrip("s"),
+            group.cli_name.rstrip("s"),
         }
         if normalized in names or word in names:
             return group
-    kinds = [g.cli_kind for g in GROUPS]
-    msg = f"unknown component kind {word!r}.{did_you_mean(normalized, kinds)} Kinds: {', '.join(kinds)}."
+    group_names = [g.cli_name for g in GROUPS]
+    msg = (
+        f"unknown component group {word!r}.{did_you_mean(normalized, group_names)} "
+        f"Groups: {', '.join(group_names)}."
+    )
     raise ValueError(msg)

@@ -1,6 +1,6 @@
 """Whether a component's optional CUDA kernels can be used here, answered without importing torch.
 
-A spec lists them in ``extra["cuda_kernels"]``: import name -> install command. ``amago show`` reports each;
+A spec lists them in ``ComponentSpec.cuda_kernels``: import name -> install command. ``amago show`` reports each;
 ``amago doctor`` additionally asks torch (in a child process) whether a CUDA device is usable.
 """
 
@@ -22,9 +22,9 @@ def nvidia_driver_present() -> bool:
 
 def kernel_report(spec: ComponentSpec) -> list[dict[str, str | bool]]:
     """One entry per optional kernel: module, installed, usable, and why (or why not)."""
-    kernels: Mapping[str, str] = spec.extra.get("cuda_kernels", {})
+    kernels: Mapping[str, str] = spec.cuda_kernels
     driver = nvidia_driver_present()
-    report = []
+    report: list[dict[str, str | bool]] = []
     for module, install in kernels.items():
         installed = importlib.util.find_spec(module) is not None
         if not installed:

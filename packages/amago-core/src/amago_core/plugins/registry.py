@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import difflib
 import enum
+import functools
 import threading
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -65,9 +66,10 @@ class ComponentInfo:
         return {
             "name": self.name,
             "aliases": self.aliases,
-            "kind": self.group.cli_kind,
+            "group": self.group.cli_name,
             "distribution": self.distribution,
             "status": str(self.status),
+            "default": bool(self.spec is not None and self.spec.group_default),
             "summary": self.summary,
             "detail": self.detail,
         }
@@ -193,7 +195,7 @@ class Registry:
         skipped = self._skipped.get(normalize_name(name))
         if skipped:
             message += f" It comes from {skipped[0].origin}, which is off: {skipped[0].skip_reason}."
-        return f"{message} Installed: {installed}. See `amago list {self.group.cli_kind}`."
+        return f"{message} Installed: {installed}. See `amago list {self.group.cli_name}`."
 
     def duplicate_message(self, name: str, records: list[EntryRecord]) -> str:
         origins = " and ".join(f"{r.origin} ({r.value})" for r in records)
@@ -254,6 +256,40 @@ class Registry:
             )
         return sorted(infos.values(), key=lambda info: info.name)
 
+    def default_name(self) -> str:
+        """The name of the installed component marked ``group_default``: what a run uses when it names none.
+
+        Raises:
+            UnknownComponentError: no installed distribution marks a default for this group.
+            DuplicateComponentError: more than one does (both are named).
+        """
+        marked = [info for info in self.describe() if info.spec is not None and info.spec.group_default]
+        if len(marked) > 1:
+            origins = " and ".join(f"{info.name!r} ({'; '.join(info.distribution)})" for info in marked)
+            msg = (
+                f"two installed {self.group.label}s claim to be the default: {origins}. Choose one in the config "
+                f"({self.group.key} = ...), or turn one off with AMAGO_BLOCK_PLUGINS=<distribution>."
+            )
+            raise DuplicateComponentError(msg)
+        if not marked:
+            msg = (
+                f"no {self.group.label} chosen, and no installed distribution provides a default one; set "
+                f"{self.group.key} in the config (installed: {', '.join(self.names()) or '(none)'}; "
+                f"see `amago list {self.group.cli_name}`)."
+            )
+            raise UnknownComponentError(msg)
+        return marked[0].name
+
+    def builder(self, value: str | Mapping[str, Any] | ComponentConfig) -> Callable[..., Any]:
+        """A callable that builds the chosen component from its inferred context, bound to this registry.
+
+        What a component that builds others receives (an agent gets its encoders' builders), so that it never
+        looks a name up in a registry of its own. The choice is validated now; the factory is imported when the
+        builder is called.
+        """
+        config = self.make_config(value)
+        return functools.partial(self.spec(config.kind).build, config)
+
     def check_buildable(self, name: str) -> ComponentSpec:
         """The spec, after checking its requirements are installed (raises with the install hint)."""
         spec = self.spec(name)
@@ -301,10 +337,6 @@ class Registries:
     def env_suites(self) -> Registry:
         return self._by_key["env"]
 
-    @staticmethod
-    def _env_id_guess(typed: str, suites: list[str]) -> str:
-        return _guess_env_id(typed, suites)
-
     def resolve_env_id(self, env_id: str) -> tuple[str, str | None]:
         """Splits an env id into (suite name, task): the suite is the longest registered prefix.
 
@@ -325,7 +357,7 @@ class Registries:
         if best is None:
             suites = [s.replace("_", "-") for s in self.env_suites.names()]
             msg = (
-                f"unknown env {env_id!r}: no installed env suite matches.{self._env_id_guess(typed, suites)} "
+                f"unknown env {env_id!r}: no installed env suite matches.{_guess_env_id(typed, suites)} "
                 f"Suites: {', '.join(suites) or '(none)'}. See `amago list envs`."
             )
             raise UnknownComponentError(msg)

@@ -16,11 +16,12 @@ when the whole rollout is over) work unchanged: this wrapper never looks inside 
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 import gymnasium as gym
 import numpy as np
+import numpy.typing as npt
 
 from amago_core.data.timestep import Timestep
 
@@ -35,7 +36,7 @@ class EnvContractError(ValueError):
     """An env returned something that breaks the AMAGOEnv contract (wrong obs shape/dtype, bad action...)."""
 
 
-def _batch_dim_array(value: Any, dtype: np.dtype, n: int, what: str, env_name: str) -> np.ndarray:
+def _batch_dim_array(value: Any, dtype: npt.DTypeLike, n: int, what: str, env_name: str) -> np.ndarray:
     arr = np.asarray(value, dtype=dtype)
     if arr.size != n:
         msg = f"env {env_name!r} returned {what} with {arr.size} values; expected one per env ({n})."
@@ -63,7 +64,12 @@ class _ObsChecker:
                     "MultiBinary and MultiDiscrete entries. Flatten or split it into a Dict of those."
                 )
                 raise EnvContractError(msg)
-            self.expected[key] = (tuple(sub.shape), np.dtype(sub.dtype))
+            # gymnasium types ``Space.shape`` as Optional; these four space types always set one.
+            shape = sub.shape
+            if shape is None:
+                msg = f"observation key {key!r} has a {type(sub).__name__} space without a shape."
+                raise EnvContractError(msg)
+            self.expected[key] = (tuple(shape), np.dtype(sub.dtype))
         self.space = gym.spaces.Dict(subspaces)
         self.batched_envs = batched_envs
 
@@ -76,7 +82,7 @@ class _ObsChecker:
             if missing:
                 msg = f"env {env_name!r} returned an observation without key(s) {sorted(missing)}."
                 raise EnvContractError(msg)
-            items = ((k, obs[k]) for k in self.expected)
+            items: Iterable[tuple[str, Any]] = ((k, obs[k]) for k in self.expected)
         else:
             items = ((DEFAULT_OBS_KEY, obs),)
         out = {}
@@ -255,8 +261,9 @@ class AMAGOEnv:
         obs_space = getattr(env, "single_observation_space", None) if batched else None
         act_space = getattr(env, "single_action_space", None) if batched else None
         self._obs = _ObsChecker(obs_space or env.observation_space, self.batched_envs)
-        # Vectorised envs report a finished row's last observation separately (gymnasium's `final_obs`).
-        self._row_obs = _ObsChecker(obs_space or env.observation_space, 1) if batched else None
+        # Vectorised envs report a finished row's last observation separately (gymnasium's `final_obs`), checked
+        # as a single row; a plain env's own checker already checks one row.
+        self._row_obs = _ObsChecker(obs_space or env.observation_space, 1) if batched else self._obs
         if batched:
             mode = getattr(env, "metadata", {}).get("autoreset_mode")
             if mode is not None and str(getattr(mode, "value", mode)) != "SameStep":

@@ -128,7 +128,7 @@ class SequenceEnv:
                 self.frames_by_env_name[name] += 1
         if done.any():
             rows = np.flatnonzero(done)
-            for row in rows:
+            for row in rows.tolist():
                 self.return_history[names[row]].append(float(self._episode_return[row]))
             self._episode_return[rows] = 0.0
             stacked_reset = getattr(self.env, "reset_timestep", None)
@@ -142,8 +142,8 @@ class SequenceEnv:
             else:
                 timestep = timestep.reset_version(rows)
             if self.writer.recording:
-                for row in rows:
-                    self.writer.start(int(row), timestep, index=int(row))
+                for row in rows.tolist():
+                    self.writer.start(row, timestep, index=row)
         self.current_timestep = timestep
         return StepResult(timestep, reward, terminated, truncated)
 

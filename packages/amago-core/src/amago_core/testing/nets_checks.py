@@ -167,14 +167,13 @@ def _example_obs_space(spec: ComponentSpec) -> Any:
     import numpy as np
     from gymnasium import spaces
 
-    example = spec.extra.get("example_obs") if spec.extra else None
-    if not example:
+    if not spec.example_obs:
         return spaces.Dict({"observation": spaces.Box(-1.0, 1.0, shape=(5,), dtype=np.float32)})
-    boxes = {}
-    for key, description in example.items():
-        dtype = np.dtype(description.get("dtype", "float32"))
+    boxes: dict[str, spaces.Space[Any]] = {}
+    for key, array in spec.example_obs.items():
+        dtype = np.dtype(array.dtype)
         low, high = (0, 255) if dtype == np.uint8 else (-1.0, 1.0)
-        boxes[key] = spaces.Box(low, high, shape=tuple(description["shape"]), dtype=dtype)
+        boxes[key] = spaces.Box(low, high, shape=array.shape, dtype=dtype)
     return spaces.Dict(boxes)
 
 
@@ -207,8 +206,8 @@ def check_tstep_encoder(
     Args:
         spec: the encoder's spec (group ``amago.tstep_encoders``).
         config: its config (None: defaults).
-        obs_space: a ``gymnasium.spaces.Dict`` to build with (default: ``spec.extra["example_obs"]``, a dict of
-            ``key -> {"shape": [...], "dtype": "uint8"|"float32"}``, else one 5-d float key ``observation``).
+        obs_space: a ``gymnasium.spaces.Dict`` to build with (default: the spec's ``example_obs``, else one 5-d float
+            key ``observation``).
         rl2_space: a 1-d Box of previous reward + action (default: size 3).
         device: where to run.
         atol: tolerance of the independence comparison.

@@ -57,6 +57,7 @@ class BilevelConfig(ComponentConfig):
 
 EGREEDY = ComponentSpec(
     name="egreedy",
+    group_default=True,  # what a run uses when it names none of this group (AMAGO's default)
     group=GROUP,
     summary="Epsilon-greedy (discrete) / Gaussian (continuous) noise annealed per actor; the noisy action is stored.",
     config=EGreedyConfig,

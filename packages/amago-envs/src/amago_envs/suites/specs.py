@@ -283,7 +283,9 @@ TMAZE = ComponentSpec(
     summary="T-Maze long-term recall (passive, or active with an oracle detour); numpy only.",
     config=TMazeConfig,
     factory="amago_envs.suites.tmaze:TMazeSuite",
-    extra={"tasks": list(TMAZE_TASKS), "default_task": "passive", "presets": TMAZE_PRESETS},
+    tasks=list(TMAZE_TASKS),
+    default_task="passive",
+    presets=TMAZE_PRESETS,
 )
 
 FROZEN_LAKE = ComponentSpec(
@@ -292,7 +294,7 @@ FROZEN_LAKE = ComponentSpec(
     summary="Meta-Frozen-Lake: k attempts per random lake, success logged per attempt; numpy only.",
     config=FrozenLakeConfig,
     factory="amago_envs.suites.frozen_lake:FrozenLakeSuite",
-    extra={"tasks": [], "default_task": None, "presets": FROZEN_LAKE_PRESETS},
+    presets=FROZEN_LAKE_PRESETS,
 )
 
 KEY_DOOR = ComponentSpec(
@@ -301,7 +303,7 @@ KEY_DOOR = ComponentSpec(
     summary="Dark Key-To-Door finite-horizon meta-RL (Algorithm Distillation's room); numpy only.",
     config=KeyDoorConfig,
     factory="amago_envs.suites.key_door:KeyDoorSuite",
-    extra={"tasks": [], "default_task": None, "presets": KEY_DOOR_PRESETS},
+    presets=KEY_DOOR_PRESETS,
 )
 
 MAZERUNNER = ComponentSpec(
@@ -310,5 +312,4 @@ MAZERUNNER = ComponentSpec(
     summary="MazeRunner: k goals in order in a random maze, with observations for relabeling; numpy only.",
     config=MazeRunnerConfig,
     factory="amago_envs.suites.mazerunner:MazeRunnerSuite",
-    extra={"tasks": [], "default_task": None},
 )

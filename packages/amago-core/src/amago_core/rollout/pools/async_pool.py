@@ -14,7 +14,7 @@ import traceback
 from collections.abc import Callable, Sequence
 from multiprocessing.connection import Connection
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, cast
 
 import cloudpickle
 import numpy as np
@@ -22,6 +22,9 @@ import numpy as np
 from amago_core.data.timestep import Timestep
 from amago_core.rollout.pools.base import VectorPool, concat_results, merge_stats
 from amago_core.rollout.sequence import SequenceEnv, StepResult
+
+if TYPE_CHECKING:
+    from multiprocessing.context import ForkContext, ForkServerContext, SpawnContext
 
 StartMethod = Literal["forkserver", "spawn", "fork"]
 
@@ -109,7 +112,8 @@ class AsyncPool(VectorPool):
             msg = f"envs_per_worker must be >= 1; got {envs_per_worker}."
             raise ValueError(msg)
         groups = [list(env_fns[i : i + envs_per_worker]) for i in range(0, len(env_fns), envs_per_worker)]
-        ctx = mp.get_context(start_method)
+        # typeshed returns the bare BaseContext (which lacks ``Process``) for a union of method names.
+        ctx = cast("ForkServerContext | SpawnContext | ForkContext", mp.get_context(start_method))
         if start_method == "forkserver":
             # Workers fork from the server: with these imported there once, each new worker starts in ms.
             ctx.set_forkserver_preload(["numpy", "gymnasium", "amago_core.rollout.pools.async_pool"])

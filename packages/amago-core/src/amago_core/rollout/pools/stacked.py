@@ -11,7 +11,7 @@ next policy input, in which those rows show the new episode's first observation.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 import numpy as np
@@ -73,7 +73,7 @@ class StackedEnv:
         """Current name of every row."""
         return [e.env_name for e in self.envs]
 
-    def _stack_obs(self, raw: list[Any], rows: Sequence[int]) -> dict[str, np.ndarray]:
+    def _stack_obs(self, raw: list[Any], rows: Iterable[int]) -> dict[str, np.ndarray]:
         # Fast path: stack each key once and check the whole batch; only on a mismatch is every row checked
         # alone, so that the error names the env that broke the contract.
         out = {}

@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from functools import partial
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeGuard, cast
 
 import numpy as np
 
@@ -31,15 +31,16 @@ def _same_callable(a: Any, b: Any) -> bool:
     return a == b
 
 
-def _stackable(env_fns: Sequence[Callable[[], SequenceEnv]]) -> bool:
-    if not all(isinstance(fn, EnvCreator) for fn in env_fns):
+def _stackable(env_fns: Sequence[Callable[[], SequenceEnv]]) -> TypeGuard[Sequence[EnvCreator]]:
+    creators = [fn for fn in env_fns if isinstance(fn, EnvCreator)]
+    if len(creators) != len(env_fns):
         return False
-    head = env_fns[0]
+    head = creators[0]
     return all(
         _same_callable(fn.exploration, head.exploration)
         and (fn.save_dir, fn.save_as, fn.traj_save_len, fn.stagger)
         == (head.save_dir, head.save_as, head.traj_save_len, head.stagger)
-        for fn in env_fns[1:]
+        for fn in creators[1:]
     )
 
 
@@ -61,9 +62,8 @@ class SyncPool(VectorPool):
         if not env_fns:
             msg = "a pool needs at least one env creator."
             raise ValueError(msg)
-        self.envs = self._build_stacked(env_fns) if stack and _stackable(env_fns) else None
-        if self.envs is None:
-            self.envs = [fn() for fn in env_fns]
+        stacked_envs = self._build_stacked(env_fns) if stack and _stackable(env_fns) else None
+        self.envs: list[SequenceEnv] = stacked_envs if stacked_envs is not None else [fn() for fn in env_fns]
         self._rows = [e.batched_envs for e in self.envs]
         self._offsets = np.cumsum([0, *self._rows])
         self.num_envs = int(self._offsets[-1])
@@ -93,7 +93,8 @@ class SyncPool(VectorPool):
             stagger=head.stagger,
             seed=head.seed,
         )
-        return [SequenceEnv(explored, writer)]
+        # StackedEnv is not an AMAGOEnv subclass but offers every part of its interface that SequenceEnv uses.
+        return [SequenceEnv(cast(AMAGOEnv, explored), writer)]
 
     def reset(self, seed: int | None = None) -> Timestep:
         """Resets every env."""

@@ -57,24 +57,20 @@ ALCHEMY = ComponentSpec(
     factory="amago_envs.suites.alchemy.suite:AlchemySuite",
     requires=("dm_alchemy", "dm_env"),
     install_hint=ALCHEMY_INSTALL_HINT,
-    extra={
-        "tasks": [],
-        "default_task": None,
-        "presets": {
-            # Example 06: bilevel exploration over the 200-step episode (annealed over 2.5M steps), reward
-            # multiplier 100, ff timestep encoder 2x256 -> 256, whole episodes per file and per sequence.
-            "*": {
-                "exploration": {
-                    "kind": "bilevel",
-                    "rollout_horizon": ROLLOUT_HORIZON,
-                    "steps_anneal": 2_500_000,
-                },
-                "agent": {"kind": "agent", "reward_multiplier": 100.0},
-                "tstep_encoder": {"kind": "ff", "n_layers": 2, "d_hidden": 256, "d_output": 256},
-                "run": {"max_seq_len": ROLLOUT_HORIZON + 1},
-                "replay": {"traj_save_len": ROLLOUT_HORIZON + 1},
-                "schedule": {"val_timesteps_per_epoch": 2000},
+    presets={
+        # Example 06: bilevel exploration over the 200-step episode (annealed over 2.5M steps), reward
+        # multiplier 100, ff timestep encoder 2x256 -> 256, whole episodes per file and per sequence.
+        "*": {
+            "exploration": {
+                "kind": "bilevel",
+                "rollout_horizon": ROLLOUT_HORIZON,
+                "steps_anneal": 2_500_000,
             },
+            "agent": {"kind": "agent", "reward_multiplier": 100.0},
+            "tstep_encoder": {"kind": "ff", "n_layers": 2, "d_hidden": 256, "d_output": 256},
+            "run": {"max_seq_len": ROLLOUT_HORIZON + 1},
+            "replay": {"traj_save_len": ROLLOUT_HORIZON + 1},
+            "schedule": {"val_timesteps_per_epoch": 2000},
         },
     },
 )

@@ -132,5 +132,7 @@ ALE = ComponentSpec(
     factory="amago_envs.suites.ale.suite:ALESuite",
     requires=("ale_py", "cv2"),
     install_hint='pip install "amago-envs[ale]"',
-    extra={"tasks": list(ALE_TASKS), "default_task": MULTIGAME, "presets": ALE_PRESETS},
+    tasks=list(ALE_TASKS),
+    default_task=MULTIGAME,
+    presets=ALE_PRESETS,
 )

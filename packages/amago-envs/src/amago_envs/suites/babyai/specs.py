@@ -119,5 +119,7 @@ BABYAI = ComponentSpec(
     factory="amago_envs.suites.babyai.suite:BabyAISuite",
     requires=("minigrid", "cv2"),
     install_hint='pip install "amago-envs[babyai]"',
-    extra={"tasks": list(BABYAI_TASKS), "default_task": MULTITASK, "presets": BABYAI_PRESETS},
+    tasks=list(BABYAI_TASKS),
+    default_task=MULTITASK,
+    presets=BABYAI_PRESETS,
 )

@@ -80,5 +80,5 @@ D4RL = ComponentSpec(
     factory="amago_envs.suites.d4rl.suite:D4RLSuite",
     requires=("minari",),
     install_hint='pip install "amago-envs[d4rl]"',
-    extra={"tasks": [], "default_task": None, "presets": {"*": D4RL_PRESET}},
+    presets={"*": D4RL_PRESET},
 )

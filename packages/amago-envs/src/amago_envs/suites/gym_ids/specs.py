@@ -72,5 +72,7 @@ GYM = ComponentSpec(
     factory="amago_envs.suites.gym_ids.suite:GymSuite",
     requires=("gymnasium",),
     install_hint='pip install "amago-envs[gym]"',
-    extra={"tasks": list(GYM_EXAMPLE_TASKS), "default_task": GYM_DEFAULT_TASK, "presets": GYM_PRESETS},
+    tasks=list(GYM_EXAMPLE_TASKS),
+    default_task=GYM_DEFAULT_TASK,
+    presets=GYM_PRESETS,
 )

@@ -86,21 +86,19 @@ GYMNAX = ComponentSpec(
     factory="amago_envs.suites.gymnax.suite:GymnaxSuite",
     requires=("gymnax", "jax"),
     install_hint='pip install "amago-envs[gymnax]"',
-    extra={
-        "tasks": list(GYMNAX_TASKS),
-        "default_task": GYMNAX_DEFAULT_TASK,
-        "presets": {
-            # Example 02: already_vectorized with batched_envs = parallel_actors, traj_save_len = 20·max_seq_len,
-            # grad_clip 2, l2 1e-4, compressed trajectory files; ff encoder sized for low-dim observations.
-            "*": {
-                "env": {"num_envs": GYMNAX_NUM_ENVS},
-                "rollout": {"env_mode": "already_vectorized", "parallel_actors": GYMNAX_NUM_ENVS},
-                "run": {"max_seq_len": MAX_SEQ_LEN},
-                "replay": {"traj_save_len": 20 * MAX_SEQ_LEN, "save_trajs_as": "npz-compressed"},
-                "optim": {"grad_clip": 2.0, "l2_coeff": 1e-4},
-                "schedule": {"val_timesteps_per_epoch": 1000},
-                "tstep_encoder": {"kind": "ff", "d_hidden": 128, "d_output": 96},
-            },
+    tasks=list(GYMNAX_TASKS),
+    default_task=GYMNAX_DEFAULT_TASK,
+    presets={
+        # Example 02: already_vectorized with batched_envs = parallel_actors, traj_save_len = 20·max_seq_len,
+        # grad_clip 2, l2 1e-4, compressed trajectory files; ff encoder sized for low-dim observations.
+        "*": {
+            "env": {"num_envs": GYMNAX_NUM_ENVS},
+            "rollout": {"env_mode": "already_vectorized", "parallel_actors": GYMNAX_NUM_ENVS},
+            "run": {"max_seq_len": MAX_SEQ_LEN},
+            "replay": {"traj_save_len": 20 * MAX_SEQ_LEN, "save_trajs_as": "npz-compressed"},
+            "optim": {"grad_clip": 2.0, "l2_coeff": 1e-4},
+            "schedule": {"val_timesteps_per_epoch": 1000},
+            "tstep_encoder": {"kind": "ff", "d_hidden": 128, "d_output": 96},
         },
     },
 )

@@ -64,5 +64,5 @@ HALF_CHEETAH_VEL = ComponentSpec(
     factory="amago_envs.suites.half_cheetah_vel.suite:HalfCheetahVelSuite",
     requires=("mujoco",),
     install_hint='pip install "amago-envs[half-cheetah-vel]"',
-    extra={"tasks": [], "default_task": None, "presets": {"*": HALF_CHEETAH_VEL_PRESET}},
+    presets={"*": HALF_CHEETAH_VEL_PRESET},
 )

@@ -90,9 +90,7 @@ METAWORLD = ComponentSpec(
     factory="amago_envs.suites.metaworld.suite:MetaworldSuite",
     requires=("metaworld", "mujoco"),
     install_hint='pip install "amago-envs[metaworld]"',
-    extra={
-        "tasks": list(METAWORLD_TASKS),
-        "default_task": "ml1-reach-v3",
-        "presets": {"*": METAWORLD_PRESET},
-    },
+    tasks=list(METAWORLD_TASKS),
+    default_task="ml1-reach-v3",
+    presets={"*": METAWORLD_PRESET},
 )

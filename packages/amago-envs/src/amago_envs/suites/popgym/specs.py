@@ -157,5 +157,7 @@ POPGYM = ComponentSpec(
     factory="amago_envs.suites.popgym.suite:POPGymSuite",
     requires=("popgym",),
     install_hint='pip install "amago-envs[popgym]"',
-    extra={"tasks": list(POPGYM_TASKS), "default_task": POPGYM_DEFAULT_TASK, "presets": POPGYM_PRESETS},
+    tasks=list(POPGYM_TASKS),
+    default_task=POPGYM_DEFAULT_TASK,
+    presets=POPGYM_PRESETS,
 )

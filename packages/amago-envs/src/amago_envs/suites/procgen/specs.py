@@ -107,10 +107,8 @@ PROCGEN = ComponentSpec(
     factory="amago_envs.suites.procgen.suite:ProcgenSuite",
     requires=("procgen", "gym3"),
     install_hint='pip install "amago-envs[procgen]"',
-    extra={
-        "tasks": list(PROCGEN_TASKS),
-        "default_task": "easy",
-        # Example 09: IMPALA CNN (channels last) with DrQ augmentation, max_seq_len 256, traj_save_len 4·max_seq_len, val 5·horizon+1.
-        "presets": {task: _preset(task) for task in PROCGEN_TASKS},
-    },
+    tasks=list(PROCGEN_TASKS),
+    default_task="easy",
+    # Example 09: IMPALA CNN (channels last) with DrQ augmentation, max_seq_len 256, traj_save_len 4·max_seq_len, val 5·horizon+1.
+    presets={task: _preset(task) for task in PROCGEN_TASKS},
 )

@@ -39,7 +39,7 @@ K_EPISODES = 15
 """Example 11's ``--k_shots``: episodes on one ruleset before the row gets a new one."""
 
 GRID_SIZE = 9
-ROOMS = 1
+ROOMS: Literal[1, 2, 4, 6, 9] = 1
 DEFAULT_MAX_STEPS = 3 * GRID_SIZE * GRID_SIZE
 """xminigrid's default episode limit (3·height·width) for the default grid."""
 
@@ -105,37 +105,35 @@ XLAND = ComponentSpec(
     factory="amago_envs.suites.xland.suite:XLandSuite",
     requires=("xminigrid", "jax"),
     install_hint='pip install "amago-envs[xland]"',
-    extra={
-        "tasks": list(XLAND_TASKS),
-        "default_task": XLAND_DEFAULT_TASK,
-        "presets": {
-            # Example 11: already_vectorized, trajectory files hold a whole k-episode rollout (no stagger),
-            # max_seq_len = min(2048, rollout), val = one rollout, learning starts once a rollout is stored,
-            # reward_multiplier 10, grad_clip 2, egreedy annealed over 1M steps. Its custom grid CNN is not
-            # ported: the ff encoder reads the flattened grid, direction and goal keys.
-            "*": {
-                "env": {"num_envs": XLAND_NUM_ENVS, "k_episodes": K_EPISODES},
-                "rollout": {"env_mode": "already_vectorized", "parallel_actors": XLAND_NUM_ENVS},
-                "run": {"max_seq_len": min(2048, META_LEN)},
-                "replay": {"traj_save_len": META_LEN, "stagger_traj_file_lengths": False},
-                "schedule": {
-                    "val_timesteps_per_epoch": META_LEN,
-                    "start_learning_at_epoch": META_LEN // 1000,
-                },
-                "optim": {"grad_clip": 2.0},
-                "agent": slot_with_alternative(
-                    "agent",
-                    {"reward_multiplier": 10.0},
-                    alternative="multitask",
-                    # example 11's two-hot critic: returns within +-100 per episode, 32 bins
-                    alternative_options={
-                        "min_return": -100.0 * K_EPISODES,
-                        "max_return": 100.0 * K_EPISODES,
-                        "output_bins": 32,
-                    },
-                ),
-                "exploration": {"kind": "egreedy", "steps_anneal": 1_000_000},
+    tasks=list(XLAND_TASKS),
+    default_task=XLAND_DEFAULT_TASK,
+    presets={
+        # Example 11: already_vectorized, trajectory files hold a whole k-episode rollout (no stagger),
+        # max_seq_len = min(2048, rollout), val = one rollout, learning starts once a rollout is stored,
+        # reward_multiplier 10, grad_clip 2, egreedy annealed over 1M steps. Its custom grid CNN is not
+        # ported: the ff encoder reads the flattened grid, direction and goal keys.
+        "*": {
+            "env": {"num_envs": XLAND_NUM_ENVS, "k_episodes": K_EPISODES},
+            "rollout": {"env_mode": "already_vectorized", "parallel_actors": XLAND_NUM_ENVS},
+            "run": {"max_seq_len": min(2048, META_LEN)},
+            "replay": {"traj_save_len": META_LEN, "stagger_traj_file_lengths": False},
+            "schedule": {
+                "val_timesteps_per_epoch": META_LEN,
+                "start_learning_at_epoch": META_LEN // 1000,
             },
+            "optim": {"grad_clip": 2.0},
+            "agent": slot_with_alternative(
+                "agent",
+                {"reward_multiplier": 10.0},
+                alternative="multitask",
+                # example 11's two-hot critic: returns within +-100 per episode, 32 bins
+                alternative_options={
+                    "min_return": -100.0 * K_EPISODES,
+                    "max_return": 100.0 * K_EPISODES,
+                    "output_bins": 32,
+                },
+            ),
+            "exploration": {"kind": "egreedy", "steps_anneal": 1_000_000},
         },
     },
 )

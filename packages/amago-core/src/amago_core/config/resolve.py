@@ -1,0 +1,81 @@
+"""One answer to "what will run": every source, the env suite's preset (or the default job) under them, validated.
+
+``amago run``, ``amago run --dry-run``, ``amago config show`` and the Python API's ``Experiment(...)`` all
+resolve their config here, so the same settings give the same config whichever way they are given.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from pydantic import ValidationError
+
+from amago_core.config.errors import describe_validation_error
+from amago_core.config.experiment import ExperimentConfig
+from amago_core.config.sources import load_config, merge_over_job, merge_sources
+from amago_core.plugins.errors import InvalidSpecError
+
+
+class PresetError(InvalidSpecError):
+    """An env suite's preset is not a valid config; the message names the suite, its distribution and the problem."""
+
+
+def base_layer(env_choice: Any, default_job: Mapping[str, Any] | None) -> dict[str, Any] | None:
+    """What sits under every user source: the chosen env suite's preset, or ``default_job`` when no env is chosen.
+
+    Raises:
+        amago_core.plugins.PluginError: the env names no installed suite, or the suite's spec is broken.
+        PresetError: the suite's preset for the task does not validate on its own.
+    """
+    if env_choice is None:
+        return dict(default_job) if default_job is not None else None
+    from amago_core.config.presets import preset_for_env, suite_and_task
+
+    preset = preset_for_env(env_choice)
+    if preset is None:
+        return None
+    suite, task = suite_and_task(env_choice)
+    try:  # on its own, with only the env's identity: a user's bad env option is not the preset's fault
+        ExperimentConfig.model_validate(merge_over_job(preset, {"env": {"kind": suite, "task": task}}))
+    except ValidationError as exc:
+        from amago_core.plugins.registry import registries
+
+        origins = ", ".join(r.origin for r in registries().env_suites.records(suite)) or "its distribution"
+        problems = "; ".join(describe_validation_error(exc, source="preset"))
+        msg = (
+            f"env suite {suite!r} ships a broken preset for task {task or '(default)'!r} ({problems}). Report it "
+            f"to {origins}; meanwhile set those settings yourself, or block the plugin with "
+            "AMAGO_BLOCK_PLUGINS=<distribution>."
+        )
+        raise PresetError(msg) from exc
+    return preset
+
+
+def resolve_config(
+    files: Iterable[str | os.PathLike[str]] = (),
+    flags: Mapping[str, Any] | None = None,
+    overrides: Iterable[str] = (),
+    environ: Mapping[str, str] | None = None,
+    *,
+    default_job: Mapping[str, Any] | None = None,
+) -> ExperimentConfig:
+    """Merges every source over the base layer, validates, and resolves each component slot to its config.
+
+    Args:
+        files: ``-c`` files, in order (later wins).
+        flags: CLI flags or the Python API's settings, as a config tree (None values are unset).
+        overrides: ``-o section.field=value`` items (highest precedence).
+        environ: where ``AMAGO_*`` variables come from (default: ``os.environ``).
+        default_job: the base layer when no source names an env (the CLI's embedded main job); None for none.
+
+    Raises:
+        amago_core.config.sources.ConfigSourceError: a source cannot be read.
+        pydantic.ValidationError: the merged config is invalid (located at the bad field).
+        amago_core.plugins.PluginError: a component or env is unknown, missing or broken (incl. PresetError).
+    """
+    files, overrides = list(files), list(overrides)
+    env_choice = merge_sources(files, flags, overrides, environ).get("env")
+    base = base_layer(env_choice, default_job)
+    return load_config(files, flags, overrides, environ, base=base).resolved()

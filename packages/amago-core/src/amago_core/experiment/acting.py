@@ -1,0 +1,105 @@
+"""Acting: the policy steps a vector pool, carrying its memory across steps and resetting it per finished row."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from contextlib import AbstractContextManager
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import torch
+from tqdm.auto import tqdm
+
+from amago_core.data.timestep import Timestep
+from amago_core.experiment.agent_api import RolloutPolicy
+from amago_core.rollout import VectorPool
+
+
+def policy_input(
+    timestep: Timestep, device: torch.device
+) -> tuple[dict[str, torch.Tensor], torch.Tensor, torch.Tensor]:
+    """A pool's batched timestep as the policy's (obs, rl2, time_idx) tensors with a length-1 time dim."""
+    inp = timestep.as_input()
+    obs = {k: torch.from_numpy(np.ascontiguousarray(v)).to(device).unsqueeze(1) for k, v in inp.obs.items()}
+    rl2 = torch.from_numpy(np.ascontiguousarray(inp.rl2, dtype=np.float32)).to(device).unsqueeze(1)
+    time_idx = torch.from_numpy(np.ascontiguousarray(inp.time_idx, dtype=np.int64)).to(device).unsqueeze(1)
+    return obs, rl2, time_idx
+
+
+def env_actions(actions: torch.Tensor) -> np.ndarray:
+    """The policy's (B, 1, ...) actions as the (B, ...) array a pool steps with."""
+    return actions[:, 0].cpu().numpy()
+
+
+@dataclass
+class Rollout:
+    """Where an interaction left off, and what it saw.
+
+    Attributes:
+        hidden_state: the policy's memory after the last step (continue from it).
+        timestep: the next policy input.
+        stats: the pool's return and metric histories, plus ``new_frames_by_env_name`` for this interaction.
+    """
+
+    hidden_state: Any
+    timestep: Timestep
+    stats: dict[str, Any]
+
+
+def run_policy(
+    policy: RolloutPolicy,
+    envs: VectorPool,
+    timesteps: int,
+    *,
+    device: torch.device,
+    caster: Callable[[], AbstractContextManager[Any]],
+    hidden_state: Any = None,
+    timestep: Timestep | None = None,
+    sample: bool = True,
+    episodes: int | None = None,
+    save_on_done: bool = False,
+    render: bool = False,
+    progress: bool = False,
+    desc: str = "interact",
+) -> Rollout:
+    """Steps ``envs`` with ``policy`` for ``timesteps`` steps, or until ``episodes`` episodes finished.
+
+    Without a ``timestep`` to continue from, the pool is reset (its first reset seeded by the pool) and the
+    memory starts fresh. After every step, the memory of the rows whose episode ended is reset.
+    """
+    policy.eval()
+    envs.reset_stats()
+    if timestep is None:
+        timestep = envs.reset()
+        hidden_state = None
+    if hidden_state is None:
+        hidden_state = policy.init_hidden_state(envs.num_envs, device)
+    frames_before = envs.stats().get("frames_by_env_name", {})
+    finished = 0
+    bar = tqdm(total=timesteps, desc=desc, leave=False, disable=not progress)
+    with torch.no_grad():
+        for _ in range(timesteps):
+            obs, rl2, time_idx = policy_input(timestep, device)
+            with caster():
+                actions, hidden_state = policy.get_actions(obs, rl2, time_idx, hidden_state, sample=sample)
+            result = envs.step(env_actions(actions))
+            timestep = result.timestep
+            done = np.asarray(result.done).reshape(-1)
+            if done.any():
+                hidden_state = policy.reset_hidden_state(hidden_state, done)
+                finished += int(done.sum())
+                if save_on_done:
+                    envs.save_finished_trajs()
+            if render and hasattr(envs, "render"):
+                envs.render()
+            bar.update(1)
+            if episodes is not None and finished >= episodes:
+                break
+    bar.close()
+    stats = envs.stats()
+    stats["new_frames_by_env_name"] = {
+        name: count - frames_before.get(name, 0)
+        for name, count in stats.get("frames_by_env_name", {}).items()
+    }
+    return Rollout(hidden_state, timestep, stats)

@@ -1,0 +1,54 @@
+"""What the experiment loop asks of an agent plugin: the methods it calls, and nothing about how they work.
+
+An ``amago.agents`` factory returns a ``torch.nn.Module`` with these methods (amago-agents' ``Agent`` and
+``MultiTaskAgent`` do). Its ``forward(batch, log_step=...)`` returns ``(loss, metrics)``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any, Protocol, runtime_checkable
+
+import numpy as np
+import torch
+
+
+@runtime_checkable
+class RolloutPolicy(Protocol):
+    """Acting: a memory state per env row, actions one step at a time, per-row resets."""
+
+    def init_hidden_state(self, batch_size: int, device: torch.device | str) -> Any:
+        """The memory of ``batch_size`` fresh episodes."""
+        ...
+
+    def reset_hidden_state(self, hidden_state: Any, dones: np.ndarray | torch.Tensor) -> Any:
+        """The memory with the rows whose episode ended (``dones``) reset."""
+        ...
+
+    def get_actions(
+        self,
+        obs: dict[str, torch.Tensor],
+        rl2s: torch.Tensor,
+        time_idxs: torch.Tensor,
+        hidden_state: Any = None,
+        sample: bool = True,
+    ) -> tuple[torch.Tensor, Any]:
+        """Actions ``(N, 1, ...)`` for one step of ``N`` rows, and the memory after it."""
+        ...
+
+    def eval(self) -> Any:
+        """Evaluation mode (``torch.nn.Module.eval``)."""
+        ...
+
+
+@runtime_checkable
+class LearningAgent(RolloutPolicy, Protocol):
+    """Learning: the parameters the optimiser updates, and the target networks moved after each update."""
+
+    def trainable_parameters(self) -> Iterator[torch.nn.Parameter]:
+        """What the optimiser updates (not the target copies)."""
+        ...
+
+    def soft_sync_targets(self) -> None:
+        """Moves the target networks once per optimiser update."""
+        ...

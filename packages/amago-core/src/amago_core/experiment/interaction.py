@@ -1,0 +1,174 @@
+"""Acting in envs: this process's env pools, the rollout loop as an override point, collection and evaluation."""
+
+from __future__ import annotations
+
+import functools
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, cast
+
+from tqdm.auto import tqdm
+
+from amago_core.experiment.acting import run_policy
+from amago_core.experiment.agent_api import RolloutPolicy
+from amago_core.experiment.checkpointing import CheckpointingMixin
+from amago_core.experiment.metrics import AVERAGE_RETURN_KEY, finished_episodes, policy_metrics
+from amago_core.experiment.pools import EnvMakers, Role, RolePool, build_pool, makers_per_actor
+from amago_core.experiment.processes import average_over_processes, gather
+
+
+class InteractionMixin(CheckpointingMixin):
+    """Pools, ``interact``, collection and evaluation methods of ``Experiment``."""
+
+    def _exploration_builder(self) -> Callable[..., Any] | None:
+        resolved = self.components.exploration
+        if resolved is None:
+            return None
+        wanted = getattr(type(resolved.config), "inferred_context", ()) if resolved.config is not None else ()
+        context = {"rollout_horizon": self.config.schedule.train_timesteps_per_epoch}
+        return functools.partial(resolved.build, **{k: v for k, v in context.items() if k in wanted})
+
+    def _pool(self, make_env: EnvMakers, role: Role, save_dir: Path | None = None) -> RolePool:
+        rollout = self.config.rollout
+        n_makers = 1 if rollout.env_mode == "already_vectorized" else rollout.parallel_actors
+        return build_pool(
+            self.config,
+            makers_per_actor(make_env, n_makers, f"make_{role}_env"),
+            role=role,
+            process=self._accelerator.process_index,
+            save_dir=save_dir,
+            exploration=self._exploration_builder() if role == "train" else None,
+        )
+
+    # ---- pools --------------------------------------------------------------------------------------------
+    def interact(
+        self,
+        envs: Any,
+        timesteps: int,
+        hidden_state: Any = None,
+        render: bool = False,
+        save_on_done: bool = False,
+        episodes: int | None = None,
+        sample: bool = True,
+        timestep: Any = None,
+        desc: str = "interact",
+    ) -> tuple[Any, Any, dict[str, Any]]:
+        """Runs the policy in ``envs`` for ``timesteps`` steps (or until ``episodes`` episodes finish).
+
+        Returns:
+            ``(hidden_state, last_timestep, stats)``: the memory and policy input to continue from, and the
+            pool's return/metric histories for this interaction.
+        """
+        rollout = run_policy(
+            cast(RolloutPolicy, self.policy),
+            envs,
+            timesteps,
+            device=self.DEVICE,
+            caster=self.caster,
+            hidden_state=hidden_state,
+            timestep=timestep,
+            sample=sample,
+            episodes=episodes,
+            save_on_done=save_on_done,
+            render=render,
+            progress=self._verbose_here,
+            desc=desc,
+        )
+        return rollout.hidden_state, rollout.timestep, rollout.stats
+
+    def collect_new_training_data(self) -> None:
+        """Steps the train envs ``train_timesteps_per_epoch`` times; finished trajectories go to the buffer.
+
+        The train envs and the policy's memory persist across epochs (rollouts continue mid-episode).
+        """
+        if self.train_envs is None:
+            return
+        every = self.config.rollout.force_reset_train_envs_every
+        if every and self.epoch > 0 and self.epoch % every == 0:
+            self._train_timestep = self.train_envs.reset()
+            self.hidden_state = None
+        self.hidden_state, self._train_timestep, stats = self.interact(
+            self.train_envs,
+            self.config.schedule.train_timesteps_per_epoch,
+            hidden_state=self.hidden_state,
+            sample=self.config.rollout.sample_actions_train,
+            timestep=self._train_timestep,
+            desc=f"collect (epoch {self.epoch})",
+        )
+        self.train_envs.save_finished_trajs()
+        local = {
+            "frames": sum(stats["new_frames_by_env_name"].values()),
+            "by_name": stats["new_frames_by_env_name"],
+        }
+        for part in gather(self._accelerator, local):
+            self.total_frames += part["frames"]
+            for name, count in part["by_name"].items():
+                self.frames_by_env_name[name] = self.frames_by_env_name.get(name, 0) + count
+
+    # ---- evaluation ----------------------------------------------------------------------------------------
+    def _evaluate(
+        self, envs: Any, timesteps: int, episodes: int | None = None, desc: str = "evaluate"
+    ) -> dict[str, float]:
+        """This process's metrics of one evaluation (AMAGO's names), with its env steps per second."""
+        start = time.perf_counter()
+        _, _, stats = self.interact(
+            envs, timesteps, sample=self.config.rollout.sample_actions_val, episodes=episodes, desc=desc
+        )
+        metrics = policy_metrics(stats)
+        metrics["Env FPS (per_process)"] = sum(stats["new_frames_by_env_name"].values()) / max(
+            time.perf_counter() - start, 1e-9
+        )
+        metrics["Episodes"] = float(finished_episodes(stats))
+        return metrics
+
+    def _on_evaluation(self, split: str, metrics: dict[str, float]) -> None:
+        from amago_core.hooks.manager import hook_manager
+
+        self.log(metrics, split)
+        self._epoch_metrics.update({f"{split}/{k}": v for k, v in metrics.items()})
+        hook_manager().hook.amago_on_evaluation(experiment=self, split=split, metrics=metrics)
+
+    def evaluate_val(self) -> dict[str, float] | None:
+        """Evaluates the policy on the val envs (fresh episodes and memory); logs under ``val/``."""
+        if self.val_envs is None:
+            return None
+        metrics = average_over_processes(
+            self._accelerator, self._evaluate(self.val_envs, self.config.schedule.val_timesteps_per_epoch)
+        )
+        self._on_evaluation("val", metrics)
+        if self._verbose_here and AVERAGE_RETURN_KEY in metrics:
+            tqdm.write(f"epoch {self.epoch}: val {AVERAGE_RETURN_KEY} = {metrics[AVERAGE_RETURN_KEY]:.3f}")
+        return metrics
+
+    def evaluate_test(
+        self,
+        make_test_env: EnvMakers,
+        timesteps: int,
+        render: bool = False,
+        save_trajs_to: str | Path | None = None,
+        episodes: int | None = None,
+    ) -> dict[str, float]:
+        """One-off evaluation on new envs; logs under ``test/`` and returns this process's metrics."""
+        envs = self._pool(make_test_env, "test", Path(save_trajs_to) if save_trajs_to else None)
+        try:
+            start = time.perf_counter()
+            _, _, stats = self.interact(
+                envs,
+                timesteps,
+                render=render,
+                save_on_done=save_trajs_to is not None,
+                episodes=episodes,
+                sample=self.config.rollout.sample_actions_val,
+                desc="test",
+            )
+            if save_trajs_to is not None:
+                envs.save_finished_trajs()
+            metrics = policy_metrics(stats)
+            metrics["Env FPS (per_process)"] = sum(stats["new_frames_by_env_name"].values()) / max(
+                time.perf_counter() - start, 1e-9
+            )
+        finally:
+            envs.close()
+        self._on_evaluation("test", average_over_processes(self._accelerator, metrics))
+        return metrics

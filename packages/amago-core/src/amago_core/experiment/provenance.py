@@ -1,0 +1,59 @@
+"""What a run records about itself: the config it ran (``config.resolved.json``) and the summary it prints."""
+
+from __future__ import annotations
+
+import shlex
+import sys
+import time
+from typing import Any
+
+from amago_core.config.experiment import ExperimentConfig
+from amago_core.config.sources import PROVENANCE_KEY
+from amago_core.experiment.components import RunComponents
+
+
+def run_record(config: ExperimentConfig, components: RunComponents) -> dict[str, Any]:
+    """The JSON written to ``config.resolved.json``: the config, with a ``_provenance`` section.
+
+    ``amago run -c config.resolved.json`` runs the same experiment again (the provenance is ignored when read).
+    A slot that used a Python class records it under ``class``, which a config file cannot load back: such a
+    run reproduces from its script, not from the file, and reading the file says so.
+    """
+    record = config.model_dump(mode="json")
+    for slot, resolved in components.slots().items():
+        if resolved.cls is not None:
+            record[slot] = resolved.record()
+    record[PROVENANCE_KEY] = {
+        "command": shlex.join(sys.argv),
+        "components": components.origins(),
+        "started": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
+    }
+    return record
+
+
+def summary_lines(
+    config: ExperimentConfig,
+    components: RunComponents,
+    *,
+    run_dir: str,
+    trainable_parameters: int,
+    device: str,
+    processes: int,
+    envs: str,
+    data: str,
+) -> list[str]:
+    """The lines a run prints when it starts (verbose runs, main process)."""
+    sched, optim = config.schedule, config.optim
+    grouping = (
+        f", length-grouped in pools of {optim.length_group_batches}" if optim.length_group_batches > 1 else ""
+    )
+    return [
+        f"amago run {config.run.name!r} -> {run_dir}",
+        f"  agent {components.agent.name} | tstep {components.tstep_encoder.name} | traj "
+        f"{components.traj_encoder.name} | {trainable_parameters:,} trainable parameters | device {device} "
+        f"x{processes} | seed {config.run.seed}",
+        f"  envs: {envs}",
+        f"  data: {data}",
+        f"  schedule: {sched.epochs} epochs x ({sched.train_timesteps_per_epoch} steps/actor, "
+        f"{sched.train_batches_per_epoch} batches of {optim.batch_size}{grouping}); precision {optim.mixed_precision}",
+    ]

@@ -1,0 +1,166 @@
+"""Setting an experiment up: accelerator and seed, dataset, envs, model and optimiser, run folder, logging."""
+
+from __future__ import annotations
+
+import numpy as np
+import torch
+from accelerate import Accelerator
+from accelerate.utils import DistributedDataParallelKwargs, broadcast_object_list, set_seed
+from tqdm.auto import tqdm
+
+from amago_core.data.dataset import RLDataset
+from amago_core.data.disk_buffer import DiskTrajDataset
+from amago_core.experiment.checkpoints import CheckpointStore
+from amago_core.experiment.interaction import InteractionMixin
+from amago_core.experiment.logger import RunLogger
+from amago_core.experiment.processes import default_torch_threads
+from amago_core.experiment.provenance import run_record, summary_lines
+from amago_core.experiment.run_dir import atomic_write_json
+from amago_core.experiment.training import items_per_epoch
+
+
+class SetupMixin(InteractionMixin):
+    """``start`` and the ``init_*`` override points of ``Experiment`` (AMAGO's start order)."""
+
+    # ---- setup ---------------------------------------------------------------------------------------------
+    def start(self) -> None:
+        """Builds everything (dataset, envs, model, checkpoints, logger); call before :meth:`learn`."""
+        optim = self.config.optim
+        self.accelerator = Accelerator(
+            # Without CUDA, `cpu=True` is what lets accelerate see a multi-process launch as MULTI_CPU (gloo)
+            # instead of silently running each process alone.
+            cpu=not torch.cuda.is_available(),
+            gradient_accumulation_steps=optim.batches_per_update,
+            mixed_precision=optim.mixed_precision,
+            kwargs_handlers=[DistributedDataParallelKwargs(find_unused_parameters=True)],
+        )
+        seed = self._agree_on_seed()
+        set_seed(seed + self.accelerator.process_index)
+        threads = self.config.run.torch_threads
+        if self.DEVICE.type == "cpu" or threads:
+            torch.set_num_threads(threads or default_torch_threads(self.accelerator.num_processes))
+        self.checkpoints = CheckpointStore(self.accelerator, self.paths)
+        if not self.evaluation_only:
+            self.init_dsets()
+        env_summary = self.init_envs()
+        self.init_model()
+        self.init_checkpoints()
+        self.init_logger()
+        self._started = True
+        if self.config.logging.verbose and self.accelerator.is_main_process:
+            self.summary(env_summary)
+
+    def _agree_on_seed(self) -> int:
+        """The run's seed; an unseeded run draws a fresh one (the same in every process) and records it."""
+        seed = self.config.run.seed
+        if seed is None:
+            drawn = [int(np.random.SeedSequence().generate_state(1)[0] % 2**31)]
+            if self.accelerator is not None and self.accelerator.num_processes > 1:
+                broadcast_object_list(drawn)
+            seed = drawn[0]
+            self.config = self.config.model_copy(
+                update={"run": self.config.run.model_copy(update={"seed": seed})}
+            )
+        return seed
+
+    def init_dsets(self) -> RLDataset:
+        """Configures the dataset (creating the default disk buffer if none was given)."""
+        replay, run = self.config.replay, self.config.run
+        if self.dataset is None:
+            self.dataset = DiskTrajDataset(
+                dset_root=replay.dset_root if replay.dset_root is not None else run.ckpt_base_dir,
+                dset_name=replay.dset_name or str(run.name),
+                dset_max_size=replay.dset_max_size,
+                dset_min_size=replay.dset_min_size,
+                seed=run.seed,
+            )
+        self.dataset.configure(
+            items_per_epoch=items_per_epoch(self.config, self._accelerator.num_processes),
+            max_seq_len=run.max_seq_len,
+            padded_sampling=replay.padded_sampling,
+            has_edit_rights=replay.has_dset_edit_rights and not self.role.only_collects,
+        )
+        return self.dataset
+
+    def init_envs(self) -> str:
+        """Reads the spaces from one env and builds this process's train and val pools; returns a description."""
+        import gymnasium
+
+        sample_source = self.make_train_env or self.make_val_env or self.make_test_env
+        sample_env = (sample_source if callable(sample_source) else next(iter(sample_source)))()  # type: ignore[arg-type]
+        self.obs_space, self.action_space = sample_env.observation_space, sample_env.action_space
+        self.rl2_space = gymnasium.spaces.Box(-np.inf, np.inf, (1 + int(sample_env.action_dim),), np.float32)
+        sample_env.close()
+        sched, role = self.config.schedule, self.role
+        collects = (
+            role.collects and sched.start_collecting_at_epoch < sched.epochs and not self.evaluation_only
+        )
+        if collects and self.make_train_env is not None:
+            save_dir = self.dataset.save_new_trajs_to if self.dataset is not None else None
+            self.train_envs = self._pool(self.make_train_env, "train", save_dir)
+            self._train_timestep = self.train_envs.reset()
+        evaluates = role.evaluates and sched.val_timesteps_per_epoch > 0 and sched.val_interval is not None
+        if evaluates and self.make_val_env is not None and not self.evaluation_only:
+            self.val_envs = self._pool(self.make_val_env, "val")
+        self.hidden_state = None
+        rollout = self.config.rollout
+        exploration = self.components.exploration.name if self.components.exploration is not None else None
+        return (
+            f"{rollout.parallel_actors} {rollout.env_mode} actors; obs {self.obs_space}; actions "
+            f"{self.action_space}; exploration {exploration}"
+        )
+
+    def init_model(self) -> None:
+        """Builds the agent, the optimiser and the warmup schedule, and prepares them with accelerate."""
+        agent = self.components.agent.build(
+            obs_space=self.obs_space,
+            rl2_space=self.rl2_space,
+            action_space=self.action_space,
+            max_seq_len=self.config.run.max_seq_len,
+            tstep_encoder=self.components.tstep_encoder.builder(),
+            traj_encoder=self.components.traj_encoder.builder(),
+        )
+        optimizer = self.init_optimizer(agent)
+        warmup = max(self.config.optim.lr_warmup_steps, 1)
+        scheduler = torch.optim.lr_scheduler.LambdaLR(optimizer, lambda step: min((step + 1) / warmup, 1.0))
+        self.policy_aclr, self.optimizer, self.lr_schedule = self._accelerator.prepare(
+            agent, optimizer, scheduler
+        )
+        self._accelerator.register_for_checkpointing(self.lr_schedule)
+        self.grad_update_counter = 0
+
+    def init_optimizer(self, policy: torch.nn.Module) -> torch.optim.Optimizer:
+        """The optimiser (override point): AdamW over the agent's trainable parameters."""
+        trainable = getattr(policy, "trainable_parameters", None)
+        params = list(trainable()) if callable(trainable) else list(policy.parameters())
+        optim = self.config.optim
+        return torch.optim.AdamW(params, lr=optim.learning_rate, weight_decay=optim.l2_coeff)
+
+    def init_checkpoints(self) -> None:
+        """Creates the checkpoint folders."""
+        if self._accelerator.is_main_process:
+            self.paths.make_dirs()
+        self._accelerator.wait_for_everyone()
+        self.epoch = 0
+
+    def init_logger(self) -> None:
+        """Writes config.resolved.json (the learner's or single process's job) and opens the log backends."""
+        record = run_record(self.config, self.components)
+        main = self._accelerator.is_main_process
+        if main and not self.evaluation_only and not self.role.only_collects:
+            atomic_write_json(self.paths.config, record)
+        self.logger = RunLogger(self.paths.root, record, enabled=main)
+
+    def summary(self, env_summary: str) -> None:
+        """Prints the run's key settings."""
+        lines = summary_lines(
+            self.config,
+            self.components,
+            run_dir=str(self.paths.root),
+            trainable_parameters=sum(p.numel() for p in self.policy.parameters() if p.requires_grad),
+            device=str(self.DEVICE),
+            processes=self._accelerator.num_processes,
+            envs=env_summary,
+            data=self.dataset.get_description() if self.dataset is not None else "(evaluation only)",
+        )
+        tqdm.write("\n".join(lines))

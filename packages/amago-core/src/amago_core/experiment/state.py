@@ -1,0 +1,219 @@
+"""The state every part of an ``Experiment`` shares: its one config, its runtime objects, its settings as attributes.
+
+``Experiment`` is assembled from one class per concern, each building on the one before:
+``ExperimentState`` (this) -> ``CheckpointingMixin`` -> ``InteractionMixin`` -> ``SetupMixin`` -> ``Experiment``
+(the training loop). Every override point AMAGO users know stays a method of ``Experiment``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from contextlib import AbstractContextManager, nullcontext
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import torch
+from accelerate import Accelerator
+from torch.utils.data import DataLoader
+
+from amago_core.config.component import ComponentConfig
+from amago_core.config.experiment import ExperimentConfig
+from amago_core.config.flat import SLOT_NAMES, flat_names, flat_to_tree, flat_value, with_settings
+from amago_core.config.resolve import resolve_config
+from amago_core.data.dataset import RLDataset
+from amago_core.experiment.checkpoints import CheckpointStore
+from amago_core.experiment.components import RunComponents, UserClass
+from amago_core.experiment.logger import RunLogger
+from amago_core.experiment.naming import default_run_name
+from amago_core.experiment.pools import EnvMakers, RolePool, suite_makers
+from amago_core.experiment.processes import ProcessRole
+from amago_core.experiment.run_dir import RunPaths
+from amago_core.plugins.registry import Registries
+from amago_core.plugins.registry import registries as installed_registries
+
+if TYPE_CHECKING:
+    import gymnasium
+
+
+def _is_python_component(value: Any) -> bool:
+    """A class or factory given for a component slot (as opposed to a name, a table or a config)."""
+    return callable(value) and not isinstance(value, str | Mapping | ComponentConfig)
+
+
+class ExperimentState:
+    """Config, runtime objects and progress of an experiment (see :class:`~amago_core.experiment.Experiment`)."""
+
+    # Built by start() (see SetupMixin); declared here so that every part knows their types.
+    obs_space: gymnasium.spaces.Space[Any]
+    action_space: gymnasium.spaces.Space[Any]
+    rl2_space: gymnasium.spaces.Box
+    policy_aclr: torch.nn.Module
+    optimizer: torch.optim.Optimizer
+    lr_schedule: torch.optim.lr_scheduler.LambdaLR
+
+    def __init__(
+        self,
+        config: ExperimentConfig | Mapping[str, Any] | None = None,
+        *,
+        dataset: RLDataset | None = None,
+        make_train_env: EnvMakers | None = None,
+        make_val_env: EnvMakers | None = None,
+        make_test_env: EnvMakers | None = None,
+        registries: Registries | None = None,
+        evaluation_only: bool = False,
+        **settings: Any,
+    ) -> None:
+        classes = {
+            SLOT_NAMES[k]: settings.pop(k)
+            for k in list(settings)
+            if k in SLOT_NAMES and _is_python_component(settings[k])
+        }
+        if config is None:
+            config = resolve_config(flags=flat_to_tree(settings))
+        else:
+            base = config if isinstance(config, ExperimentConfig) else ExperimentConfig.model_validate(config)
+            config = with_settings(base, settings).resolved()
+        if config.run.name is None:
+            config = config.model_copy(
+                update={"run": config.run.model_copy(update={"name": default_run_name(config)})}
+            )
+        self.config: ExperimentConfig = config
+        self.registries = registries if registries is not None else installed_registries()
+        self.classes: dict[str, UserClass] = classes
+        self.components = RunComponents.resolve(config, self.registries, classes)
+        self.role = ProcessRole.of(config)
+        self.evaluation_only = evaluation_only
+        self.dataset = dataset
+        self._given_makers = (make_train_env, make_val_env, make_test_env)
+        self.make_train_env, self.make_val_env, self.make_test_env = self._env_makers()
+        self._check_runnable()
+        self.paths = RunPaths(Path(config.run.ckpt_base_dir), str(config.run.name))
+        # Progress (AMAGO's attribute names), then what start() builds.
+        self.epoch = 0
+        self.grad_update_counter = 0
+        self.total_frames = 0
+        self.frames_by_env_name: dict[str, int] = {}
+        self.accelerator: Accelerator | None = None
+        self.checkpoints: CheckpointStore | None = None
+        self.train_envs: RolePool | None = None
+        self.val_envs: RolePool | None = None
+        self.hidden_state: Any = None
+        self._train_timestep: Any = None
+        self.train_dloader: DataLoader | None = None
+        self.logger: RunLogger | None = None
+        self._started = False
+        self._stop_requested = False
+        self._epoch_metrics: dict[str, Any] = {}
+
+    # ---- settings as attributes ----------------------------------------------------------------------------
+    def __getattr__(self, name: str) -> Any:
+        # Called only for names that are not instance attributes: AMAGO's flat settings read from the config.
+        config = self.__dict__.get("config")
+        if config is None or name not in flat_names():
+            msg = f"{type(self).__name__!r} object has no attribute {name!r}"
+            raise AttributeError(msg)
+        slot = SLOT_NAMES.get(name)
+        if slot is not None and slot in self.__dict__.get("classes", {}):
+            return self.classes[slot]
+        return flat_value(config, name)
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        if "config" in self.__dict__ and name in flat_names():
+            self.apply_settings(**{name: value})
+        else:
+            object.__setattr__(self, name, value)
+
+    def apply_settings(self, **settings: Any) -> None:
+        """Changes settings by their flat names, validated like the constructor's (before :meth:`start` to
+        affect what it builds; ``epochs`` and the schedule also take effect in a running loop)."""
+        for key in [k for k in settings if k in SLOT_NAMES]:
+            if _is_python_component(settings[key]):
+                self.classes[SLOT_NAMES[key]] = settings.pop(key)
+            else:
+                self.classes.pop(SLOT_NAMES[key], None)
+        self.config = with_settings(self.config, settings).resolved()
+        self.components = RunComponents.resolve(self.config, self.registries, self.classes)
+        self.role = ProcessRole.of(self.config)
+        self.make_train_env, self.make_val_env, self.make_test_env = self._env_makers()
+
+    def _env_makers(self) -> tuple[EnvMakers | None, EnvMakers | None, EnvMakers | None]:
+        train, val, test = self._given_makers
+        if train is None and val is None and test is None and self.config.env is not None:
+            makers = suite_makers(self.registries.env_suites.build(self.config.env))
+            return makers["train"], makers["val"], makers["test"]
+        val = val if val is not None else train
+        return train, val, test if test is not None else val
+
+    def _check_runnable(self) -> None:
+        sched = self.config.schedule
+        collects = (
+            self.role.collects and sched.start_collecting_at_epoch < sched.epochs and not self.evaluation_only
+        )
+        if collects and self.make_train_env is None:
+            msg = (
+                "no env to collect from: pass make_train_env (or set env, an env id such as 'tmaze-passive'), or "
+                "turn collection off (start_collecting_at_epoch >= epochs)."
+            )
+            raise ValueError(msg)
+        if self.make_val_env is None and self.make_train_env is None:
+            msg = "no env at all: pass make_train_env / make_val_env, or set env (an env id, see `amago list envs`)."
+            raise ValueError(msg)
+
+    # ---- properties ----------------------------------------------------------------------------------------
+    @property
+    def _accelerator(self) -> Accelerator:
+        if self.accelerator is None:
+            msg = "call Experiment.start() first: the accelerator, envs and model are built there"
+            raise RuntimeError(msg)
+        return self.accelerator
+
+    @property
+    def policy(self) -> torch.nn.Module:
+        """The agent, unwrapped from accelerate/DDP."""
+        return self._accelerator.unwrap_model(self.policy_aclr)
+
+    @property
+    def DEVICE(self) -> torch.device:
+        """The device this process runs on."""
+        return self._accelerator.device
+
+    def caster(self) -> AbstractContextManager[Any]:
+        """Autocast context for rollouts under mixed precision (no-op otherwise)."""
+        precision = self.config.optim.mixed_precision
+        if precision == "no":
+            return nullcontext()
+        dtype = torch.bfloat16 if precision == "bf16" else torch.float16
+        return torch.autocast(device_type=self.DEVICE.type, dtype=dtype)
+
+    def x_axis_metrics(self) -> dict[str, Any]:
+        """The x-axes attached to every record: frames (total and per env name), epoch, gradient steps."""
+        axes: dict[str, Any] = {
+            "total_frames": self.total_frames,
+            "Epoch": self.epoch,
+            "gradient_steps": self.grad_update_counter,
+        }
+        for name, frames in sorted(self.frames_by_env_name.items()):
+            axes[f"total_frames-{name}"] = frames
+        return axes
+
+    def log(self, metrics: Mapping[str, Any], key: str) -> dict[str, Any]:
+        """Logs ``metrics`` under the ``key`` section with the current x-axes."""
+        if self.logger is None:
+            return {}
+        return self.logger.log(metrics, key, self.x_axis_metrics())
+
+    @property
+    def _verbose_here(self) -> bool:
+        return self.config.logging.verbose and self._accelerator.is_main_process
+
+    def _dataset(self) -> RLDataset:
+        if self.dataset is None:
+            msg = "no dataset: call start() before learn()"
+            raise RuntimeError(msg)
+        return self.dataset
+
+    def _store(self) -> CheckpointStore:
+        if self.checkpoints is None:
+            msg = "call Experiment.start() first: checkpoints need the accelerator"
+            raise RuntimeError(msg)
+        return self.checkpoints
