@@ -97,7 +97,12 @@ def run_command(
     resume: Annotated[
         Path | None, typer.Option("--resume", help="A run folder to continue from its newest checkpoint.")
     ] = None,
-    seed: Annotated[int | None, typer.Option("--seed", help="Random seed.")] = None,
+    seed: Annotated[
+        int | None, typer.Option("--seed", help="Random seed (default: drawn and recorded).")
+    ] = None,
+    deterministic: Annotated[
+        bool, typer.Option("--deterministic", help="Deterministic torch kernels (GPU runs repeat; slower).")
+    ] = False,
     name: Annotated[str | None, typer.Option("--name", help="Run name (default: env-encoder-time).")] = None,
     quiet: Annotated[bool, typer.Option("--quiet", help="No progress bars or summary.")] = False,
 ) -> None:
@@ -109,7 +114,12 @@ def run_command(
     """
     if mode is not None and mode not in ("both", "collect", "learn"):
         fail(f"--mode must be both, collect or learn (got {mode!r})")
-    run_flags = _flags(mode=mode, seed=seed, name=name if resume is None else (name or resume.name))
+    run_flags = _flags(
+        mode=mode,
+        seed=seed,
+        deterministic=True if deterministic else None,
+        name=name if resume is None else (name or resume.name),
+    )
     if resume is not None:
         run_flags["ckpt_base_dir"] = str(resume.parent)
     flags = _flags(

@@ -62,6 +62,10 @@ class RunSection(StrictModel):
     seed: int | None = None
     """Seed for python, numpy, torch and the envs (each process and each env pool draws its own stream from it).
     None: a fresh seed drawn when the run starts, recorded in the run's config.resolved.json."""
+    deterministic: bool = False
+    """Make torch use deterministic kernels (`torch.use_deterministic_algorithms`, cuDNN autotuning off) so that
+    GPU runs repeat too, at some speed cost; an op without a deterministic kernel then fails loudly. CPU runs with
+    the same seed, config and thread count repeat without it (`sync` envs, one process)."""
     mode: Literal["both", "collect", "learn"] = "both"
     """`both` collects and learns; `collect` only acts and writes the buffer; `learn` only trains from it."""
     torch_threads: int | None = Field(None, gt=0)

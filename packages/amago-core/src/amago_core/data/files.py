@@ -53,9 +53,9 @@ def clean_env_name(env_name: str) -> str:
     return cleaned or "env"
 
 
-def traj_file_stem(env_name: str) -> str:
-    """A fresh file name without extension: ``{env_name}_{random id}_{unix time}``."""
-    return f"{clean_env_name(env_name)}_{uuid.uuid4().hex[:8]}_{time.time()}"
+def traj_file_stem(env_name: str, file_id: str | None = None) -> str:
+    """A fresh file name without extension: ``{env_name}_{id}_{unix time}`` (a random id when none is given)."""
+    return f"{clean_env_name(env_name)}_{file_id or uuid.uuid4().hex[:8]}_{time.time()}"
 
 
 def parse_traj_file_name(name: str) -> tuple[str, str, float] | None:

@@ -55,9 +55,11 @@ class TrajectoryWriter:
         save_as: ``npz``, ``npz-compressed`` or ``traj``.
         traj_save_len: split rollouts into snippets of about this many transitions; None keeps whole episodes.
         stagger: snippet lengths are drawn uniformly from ``traj_save_len ± stagger``.
-        seed: seed of the length draws (None: fresh entropy).
+        seed: seed of the length draws and of the file ids (None: fresh entropy). Seeded ids make the buffer's
+            file order, and so which files a seeded run samples, the same run after run.
         fsync: flush files to disk before renaming them into place.
-        name_file: makes a file stem from an env name (defaults to ``{env_name}_{id}_{unix_time}``).
+        name_file: makes a file stem from an env name (default: ``{env_name}_{id}_{unix_time}`` with an id from
+            this writer's stream).
     """
 
     def __init__(
@@ -70,7 +72,7 @@ class TrajectoryWriter:
         stagger: int = 0,
         seed: int | None = None,
         fsync: bool = False,
-        name_file: Callable[[str], str] = traj_file_stem,
+        name_file: Callable[[str], str] | None = None,
     ) -> None:
         if save_as not in SAVE_FORMATS:
             msg = f"unknown save format {save_as!r}; choose one of {SAVE_FORMATS}."
@@ -87,8 +89,10 @@ class TrajectoryWriter:
         self.traj_save_len = int(traj_save_len) if traj_save_len is not None else None
         self.stagger = int(stagger)
         self.fsync = fsync
-        self.name_file = name_file
         self._rng = random.Random(seed)
+        # A stream of its own, so that file ids never shift the snippet lengths a seed gives.
+        self._ids = random.Random(None if seed is None else f"amago-file-ids-{seed}")
+        self.name_file = name_file if name_file is not None else self._stem
         self._active: list[list[_Ref] | None] = [None] * num_rows
         self._since_save = [0] * num_rows
         self._save_len: list[int | None] = [None] * num_rows
@@ -103,6 +107,9 @@ class TrajectoryWriter:
     def num_finished(self) -> int:
         """Finished trajectories waiting for :meth:`flush`."""
         return len(self._finished)
+
+    def _stem(self, env_name: str) -> str:
+        return traj_file_stem(env_name, file_id=f"{self._ids.getrandbits(32):08x}")
 
     def _draw_save_len(self) -> int | None:
         if self.traj_save_len is None:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+
 import numpy as np
 import torch
 from accelerate import Accelerator
@@ -36,6 +38,11 @@ class SetupMixin(InteractionMixin):
         )
         seed = self._agree_on_seed()
         set_seed(seed + self.accelerator.process_index)
+        if self.config.run.deterministic:
+            # cuBLAS needs a fixed workspace to be deterministic; it must be set before its first use.
+            os.environ.setdefault("CUBLAS_WORKSPACE_CONFIG", ":4096:8")
+            torch.use_deterministic_algorithms(True)
+            torch.backends.cudnn.benchmark = False
         threads = self.config.run.torch_threads
         if self.DEVICE.type == "cpu" or threads:
             torch.set_num_threads(threads or default_torch_threads(self.accelerator.num_processes))
