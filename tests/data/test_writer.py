@@ -85,7 +85,9 @@ def test_formats_round_trip(tmp_path, save_as):
     run_episode(writer, 6)
     (path,) = writer.flush()
     assert path.suffix == (".traj" if save_as == "traj" else ".npz")
-    loaded = load_traj(path)
+    loaded = load_traj(
+        path, allow_pickle=save_as == "traj"
+    )  # a .traj file is a pickle: read only when trusted
     expected = Trajectory([step(t, terminal=t == 6) for t in range(7)]).freeze()
     for key in ("rl2s", "time_idxs", "rews", "dones", "actions"):
         np.testing.assert_array_equal(getattr(loaded, key), getattr(expected, key))

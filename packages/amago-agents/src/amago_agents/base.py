@@ -362,9 +362,9 @@ class BaseAgent(nn.Module):
         for ok, name, value in zip(finite, ("actor", "critic"), (actor_term, critic_term), strict=True):
             if not ok:
                 msg = (
-                    f"{self.config.kind}: the {name} loss is {float(value.detach())}; stopping before it corrupts "
-                    "the parameters. Check the rewards and observations for NaN/inf, lower the learning rate, or "
-                    "set reward_multiplier lower; resume from the last checkpoint."
+                    f"{self.config.kind}: the {name} loss is {float(value.detach())}; stopped before it reached the "
+                    "parameters, which are still the last finite ones. Lower the learning rate or "
+                    "reward_multiplier, or look for extreme rewards in the data."
                 )
                 raise NonFiniteLossError(msg)
 

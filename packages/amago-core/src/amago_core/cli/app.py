@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import warnings
 from typing import Annotated
 
 import typer
@@ -70,8 +71,14 @@ def _add_plugin_commands() -> None:
     hook_manager().hook.amago_cli_commands(app=app)
 
 
+def _one_line_warning(message: Warning | str, category: type[Warning], *_: object, **__: object) -> str:
+    # Python's default shows the source line under the message; on a command line one line says it all.
+    return f"amago: warning: {' '.join(str(message).split())} [{category.__name__}]\n"
+
+
 def main() -> None:
     """Console-script entry point."""
+    warnings.formatwarning = _one_line_warning
     _add_plugin_commands()
     app()
 

@@ -43,6 +43,22 @@ for name in sys.argv[1:]:
 print(json.dumps({"report": report, "checked": sys.argv[1:]}))
 """
 
+_FACTORY_SCRIPT = """
+import importlib, json, sys
+failures = {}
+for target in sys.argv[1:]:
+    module_name, _, attr_path = target.partition(":")
+    try:
+        obj = importlib.import_module(module_name)
+        for attr in attr_path.split("."):
+            obj = getattr(obj, attr)
+        if not callable(obj):
+            failures[target] = "is not callable"
+    except Exception as exc:
+        failures[target] = f"{type(exc).__name__}: {exc}".splitlines()[0]
+print(json.dumps(failures))
+"""
+
 _ACCELERATOR_SCRIPT = """
 import importlib.util, json, sys
 info = {}
@@ -95,6 +111,22 @@ def find_torch_importers(modules: list[str]) -> dict[str, str]:
     return problems
 
 
+def find_broken_factories(factories: Sequence[str]) -> dict[str, str]:
+    """Imports each ``module:Callable`` factory in a child process (factories import torch); returns the failures.
+
+    The listing never imports factories (it must stay torch-free), so a factory module that fails to import
+    shows up here, not as a listing status.
+    """
+    if not factories:
+        return {}
+    result = subprocess.run(
+        [sys.executable, "-c", _FACTORY_SCRIPT, *factories], capture_output=True, text=True, check=False
+    )
+    if result.returncode != 0:
+        return {"(factory check)": (result.stderr.strip().splitlines() or ["failed"])[-1]}
+    return json.loads(result.stdout)
+
+
 def probe_accelerators(kernel_modules: Sequence[str] = ()) -> dict[str, Any]:
     """torch version, CUDA availability and whether each of ``kernel_modules`` is installed, in a child process."""
     result = subprocess.run(
@@ -116,6 +148,7 @@ def examine() -> DoctorReport:
     regs = registries()
     report.notes.append(f"plugin switches: {regs.switches.describe()}")
     spec_modules: list[str] = []
+    factories: dict[str, tuple[str, str]] = {}  # factory -> (component label, its distribution)
     kernels: dict[str, tuple[str, list[str]]] = {}  # module -> (install command, components using it)
     for registry in regs:
         for info in registry.describe():
@@ -124,6 +157,8 @@ def examine() -> DoctorReport:
                 report.errors.append(f"{label}: {info.detail}")
             elif info.status is Status.MISSING:
                 report.warnings.append(f"{label}: {info.detail}")
+            if info.spec is not None and info.status is Status.OK:
+                factories[info.spec.factory] = (label, "; ".join(info.distribution))
             if info.spec is not None:
                 for module, install in info.spec.cuda_kernels.items():
                     kernels.setdefault(module, (install, []))[1].append(label)
@@ -153,6 +188,12 @@ def examine() -> DoctorReport:
             )
         elif module not in spec_modules:  # a broken spec module is already reported above
             report.errors.append(f"import hygiene: {module}: {why}")
+    for factory, why in find_broken_factories(sorted(factories)).items():
+        label, origin = factories.get(factory, (factory, "?"))
+        report.errors.append(
+            f"{label}: its factory {factory!r} cannot be imported ({why}); fix or reinstall {origin}, or block it "
+            f"with AMAGO_BLOCK_PLUGINS=<distribution>"
+        )
     accel = probe_accelerators(sorted(kernels))
     if "error" in accel:
         report.warnings.append(f"accelerator probe failed: {accel['error']}")

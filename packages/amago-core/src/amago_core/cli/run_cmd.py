@@ -7,6 +7,7 @@ through :func:`resolve_run_config`, the one place the CLI turns its sources into
 from __future__ import annotations
 
 import inspect
+import signal
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -14,6 +15,7 @@ from typing import Annotated, Any
 
 import typer
 
+from amago_core.cli.errors import debugging, one_line_errors
 from amago_core.cli.output import fail, print_json
 
 RunDir = Annotated[Path, typer.Argument(help="A run folder: {ckpt_base_dir}/{run_name}.")]
@@ -105,12 +107,17 @@ def run_command(
     ] = False,
     name: Annotated[str | None, typer.Option("--name", help="Run name (default: env-encoder-time).")] = None,
     quiet: Annotated[bool, typer.Option("--quiet", help="No progress bars or summary.")] = False,
+    debug: Annotated[
+        bool, typer.Option("--debug", help="Full tracebacks instead of one-line errors.")
+    ] = False,
 ) -> None:
     """Train an agent: compose env, encoders, agent and exploration from the installed plugins.
 
     With no arguments it runs amago's embedded main job (a small memory task that trains on a CPU in minutes).
     `--env ID` starts from that env suite's preset instead (AMAGO's settings for the task, often sized for a
-    GPU); anything you set overrides it. `--dry-run` prints the config that would run.
+    GPU); anything you set overrides it. `--dry-run` prints the config that would run. Ctrl-C (or SIGTERM)
+    stops after the current step and saves a checkpoint; a second Ctrl-C aborts. Errors are one line
+    (`--debug` or AMAGO_DEBUG=1: the traceback).
     """
     if mode is not None and mode not in ("both", "collect", "learn"):
         fail(f"--mode must be both, collect or learn (got {mode!r})")
@@ -135,7 +142,7 @@ def run_command(
     if dry_run:
         print_json(resolved.model_dump(mode="json"))
         return
-    _train(resolved, resume)
+    _train(resolved, resume, debugging(debug))
 
 
 def _same_options_as_run(command: Callable[..., None]) -> Callable[..., None]:
@@ -153,43 +160,51 @@ def config_show_command(**options: Any) -> None:
     run_command(**options, dry_run=True)
 
 
-def _experiment_or_fail(config: Any, **kwargs: Any) -> Any:
-    from pydantic import ValidationError
-
+def _experiment_or_fail(config: Any, debug: bool, **kwargs: Any) -> Any:
     from amago_core.experiment import Experiment
-    from amago_core.plugins.errors import PluginError
 
-    try:
+    with one_line_errors(debug, usage=True):
         return Experiment(config, **kwargs)
-    except (PluginError, ValueError, ValidationError) as exc:
-        fail_on_config_error(exc)
 
 
-def _train(config: Any, resume: Path | None) -> None:
+def _checkpoint_truth(experiment: Any) -> str:
+    """Which checkpoint a failed or stopped run leaves, and how to continue from it."""
+    saved = experiment.paths.saved_epochs()
+    if not saved:
+        return "No checkpoint was written yet."
+    return (
+        f"The newest complete checkpoint is epoch {saved[-1]}: `amago run --resume {experiment.paths.root}` "
+        "continues from it."
+    )
+
+
+def _train(config: Any, resume: Path | None, debug: bool) -> None:
     from amago_core.experiment.naming import env_id_of
     from amago_core.experiment.plot import plot_run
 
-    experiment = _experiment_or_fail(config)
-    experiment.start()
-    try:
-        if resume is not None:
-            epoch = experiment.resume_latest()
-            message = (
-                f"resuming after epoch {epoch}" if epoch is not None else "no checkpoint yet: starting over"
-            )
-            sys.stderr.write(f"amago: {message} ({experiment.paths.root})\n")
-        experiment.learn()
-        final = None
-        if experiment.val_envs is not None and experiment.make_test_env is not None:
-            final = experiment.evaluate_test(
-                experiment.make_test_env, experiment.config.schedule.val_timesteps_per_epoch
-            )
-        is_main = experiment.accelerator.is_main_process
-    finally:
-        experiment.close()
-    if not is_main:
-        return
-    written = plot_run(experiment.paths.root) if config.logging.plot else []
+    experiment = _experiment_or_fail(config, debug)
+    final = None
+    with one_line_errors(debug, after=lambda: _checkpoint_truth(experiment)):
+        try:
+            experiment.start(resume=resume is not None)
+            if resume is not None:
+                done = experiment.epoch - 1
+                message = (
+                    f"resuming after epoch {done}"
+                    if experiment.epoch > 0
+                    else "no checkpoint yet: starting over"
+                )
+                sys.stderr.write(f"amago: {message} ({experiment.paths.root})\n")
+            experiment.learn()
+            if experiment.stopped_by is None and experiment.val_envs is not None and experiment.make_test_env:
+                final = experiment.evaluate_test(
+                    experiment.make_test_env, experiment.config.schedule.val_timesteps_per_epoch
+                )
+        finally:
+            experiment.close()
+        if not experiment.accelerator.is_main_process:
+            return
+        written = plot_run(experiment.paths.root) if config.logging.plot else []
     summary = {
         "run_dir": str(experiment.paths.root),
         "env": env_id_of(config.env),
@@ -199,7 +214,15 @@ def _train(config: Any, resume: Path | None) -> None:
         "final_test": final,
         "plots": [str(p) for p in written],
     }
+    if experiment.stopped_by is not None:
+        summary["stopped_by"] = experiment.stopped_by
+        summary["epochs_done"] = experiment.epoch
     print_json(summary)
+    if experiment.stopped_by is not None:
+        sys.stderr.write(
+            f"amago: stopped by {experiment.stopped_by} after epoch {experiment.epoch - 1}. {_checkpoint_truth(experiment)}\n"
+        )
+        raise typer.Exit(128 + int(getattr(signal, experiment.stopped_by)))
 
 
 def eval_command(
@@ -212,6 +235,9 @@ def eval_command(
     epoch: Annotated[
         int | None, typer.Option("--epoch", help="Weights of this epoch (default: latest).")
     ] = None,
+    debug: Annotated[
+        bool, typer.Option("--debug", help="Full tracebacks instead of one-line errors.")
+    ] = False,
 ) -> None:
     """Evaluate a run's policy (latest weights unless --epoch) and print the metrics as JSON."""
     from pydantic import ValidationError
@@ -229,28 +255,35 @@ def eval_command(
         config = load_config([resolved_file], flags=flags).resolved()
     except (ConfigSourceError, ValidationError, PluginError) as exc:
         fail_on_config_error(exc)
-    experiment = _experiment_or_fail(config, evaluation_only=True)
-    experiment.start()
-    try:
-        weights = experiment.paths.policy_at(epoch) if epoch is not None else experiment.paths.latest_policy
-        if not weights.is_file():
-            fail(f"no policy weights at {weights}; train first, or pick an --epoch with a checkpoint")
-        experiment.load_checkpoint_from_path(weights, is_accelerate_state=False)
-        steps = timesteps or config.schedule.val_timesteps_per_epoch
-        metrics = experiment.evaluate_test(experiment.make_test_env, steps, episodes=episodes)
-    finally:
-        experiment.close()
+    debug = debugging(debug)
+    experiment = _experiment_or_fail(config, debug, evaluation_only=True)
+    with one_line_errors(debug):
+        experiment.start()
+        try:
+            weights = (
+                experiment.paths.policy_at(epoch) if epoch is not None else experiment.paths.latest_policy
+            )
+            if not weights.is_file():
+                fail(f"no policy weights at {weights}; train first, or pick an --epoch with a checkpoint")
+            experiment.load_checkpoint_from_path(weights, is_accelerate_state=False)
+            steps = timesteps or config.schedule.val_timesteps_per_epoch
+            metrics = experiment.evaluate_test(experiment.make_test_env, steps, episodes=episodes)
+        finally:
+            experiment.close()
     print_json(metrics)
 
 
-def plot_command(run_dir: RunDir) -> None:
+def plot_command(
+    run_dir: RunDir,
+    debug: Annotated[
+        bool, typer.Option("--debug", help="Full tracebacks instead of one-line errors.")
+    ] = False,
+) -> None:
     """Draw learning curves (PNG) from the run's metrics.jsonl into RUN_DIR/plots."""
     from amago_core.experiment.plot import plot_run
 
-    try:
+    with one_line_errors(debugging(debug), usage=True):
         written = plot_run(run_dir)
-    except FileNotFoundError as exc:
-        fail(str(exc))
     if not written:
         fail(f"{run_dir}/metrics.jsonl has no curves to draw yet (no val/ or train/ records)")
     for path in written:

@@ -162,7 +162,12 @@ class ScheduleSection(StrictModel):
     """Env steps per val env per evaluation: long enough for at least one full episode per actor, since only
     finished episodes are scored (env suite presets set it from their episode length)."""
     ckpt_interval: int | None = Field(50, gt=0)
-    """Save a full checkpoint every N epochs (epoch 0 included). None: only `latest`."""
+    """Keep a full checkpoint (training state and policy weights) every N epochs, epoch 0 included: the run's
+    history. None: keep none (the rolling state still makes the run resumable)."""
+    rolling_state: bool = True
+    """Save the training state after every epoch in `ckpts/latest/state_epoch_{e}` (replacing the previous one),
+    so `--resume` continues from the last completed epoch rather than the last `ckpt_interval` one. Costs one
+    write of the model and optimiser per epoch."""
     always_save_latest: bool = True
     """Write `ckpts/latest` policy weights every trained epoch (what collect-only processes read)."""
     always_load_latest: bool = False

@@ -28,6 +28,10 @@ class CorruptTrajFileWarning(RuntimeWarning):
     """A trajectory file could not be read and was skipped."""
 
 
+class PickledTrajFileWarning(RuntimeWarning):
+    """``.traj`` files (pickles) in a buffer whose run did not choose that format were left unread."""
+
+
 def _list_traj_files(folder: Path) -> list[Path]:
     try:
         with os.scandir(folder) as it:
@@ -60,6 +64,9 @@ class DiskTrajDataset(RLDataset):
             modification time, and sampling always picks from the current file list, so a cache never hides
             new files or serves a replaced one.
         seed: sampling seed (see ``RLDataset``).
+        allow_pickle_files: sample ``.traj`` files, which are pickles (unpickling can run code): only for a
+            buffer this run writes in that format, or files you trust. Otherwise they are left unread, with a
+            warning that counts them.
     """
 
     def __init__(
@@ -71,6 +78,7 @@ class DiskTrajDataset(RLDataset):
         relabeler: Relabeler | None = None,
         cache_size: int = 0,
         seed: int | None = None,
+        allow_pickle_files: bool = False,
     ) -> None:
         super().__init__(dset_name=dset_name, seed=seed)
         if dset_max_size < 1 or dset_min_size < 0 or cache_size < 0:
@@ -93,6 +101,9 @@ class DiskTrajDataset(RLDataset):
         self.cache_size = int(cache_size)
         self._cache: OrderedDict[tuple[str, int, int], FrozenTraj] = OrderedDict()
         self._skipped: set[Path] = set()
+        self.allow_pickle_files = allow_pickle_files
+        self.refused_pickle_files: set[Path] = set()
+        """``.traj`` files seen and left unread (``allow_pickle_files`` is off)."""
         self.fifo_files: list[Path] = []
         self.protected_files: list[Path] = []
         self.refresh()
@@ -109,8 +120,22 @@ class DiskTrajDataset(RLDataset):
 
     def refresh(self) -> None:
         """Re-lists both folders (new files become sampleable, deleted ones disappear)."""
-        self.fifo_files = [p for p in _list_traj_files(self.fifo_dir) if p not in self._skipped]
-        self.protected_files = [p for p in _list_traj_files(self.protected_dir) if p not in self._skipped]
+        fifo = [p for p in _list_traj_files(self.fifo_dir) if p not in self._skipped]
+        protected = [p for p in _list_traj_files(self.protected_dir) if p not in self._skipped]
+        if not self.allow_pickle_files:
+            pickled = {p for p in fifo + protected if p.suffix == ".traj"}
+            if pickled - self.refused_pickle_files:
+                self.refused_pickle_files |= pickled
+                warnings.warn(
+                    f"{len(self.refused_pickle_files)} .traj file(s) in {self.buffer_dir} were left unread: .traj "
+                    "files are pickles, which can run code when read. Set replay.save_trajs_as = 'traj' for a run "
+                    "whose files you trust, or convert them to .npz.",
+                    PickledTrajFileWarning,
+                    stacklevel=2,
+                )
+            fifo = [p for p in fifo if p not in pickled]
+            protected = [p for p in protected if p not in pickled]
+        self.fifo_files, self.protected_files = fifo, protected
 
     def not_ready_reason(self) -> str | None:
         """Not ready until configured and holding at least ``dset_min_size`` (and at least one) files."""
@@ -172,14 +197,14 @@ class DiskTrajDataset(RLDataset):
 
     def _load(self, path: Path) -> FrozenTraj:
         if self.cache_size == 0:
-            return load_traj(path)
+            return load_traj(path, allow_pickle=self.allow_pickle_files)
         st = path.stat()
         key = (str(path), st.st_size, st.st_mtime_ns)
         hit = self._cache.get(key)
         if hit is not None:
             self._cache.move_to_end(key)
             return hit
-        traj = load_traj(path)
+        traj = load_traj(path, allow_pickle=self.allow_pickle_files)
         self._cache[key] = traj
         while len(self._cache) > self.cache_size:
             self._cache.popitem(last=False)

@@ -168,14 +168,27 @@ def save_traj(
     raise ValueError(msg)
 
 
-def load_traj(path: Path) -> FrozenTraj:
+def load_traj(path: Path, *, allow_pickle: bool = False) -> FrozenTraj:
     """Loads a trajectory file into its arrays.
+
+    Args:
+        path: an ``.npz`` (read with ``allow_pickle=False``: an object array is refused, never unpickled) or
+            ``.traj`` file.
+        allow_pickle: read ``.traj`` files, which are pickles: unpickling a file can run any code in it, so only
+            for files you trust (a run that chose ``save_trajs_as = "traj"`` reads its own).
 
     Raises:
         FileNotFoundError: the file is gone (e.g. deleted by FIFO after it was listed); not a corrupt file.
-        TrajFileError: the file exists but cannot be read or its arrays do not line up.
+        TrajFileError: the file exists but cannot be read, its arrays do not line up, or it is a ``.traj`` file
+            and ``allow_pickle`` is False.
     """
     path = Path(path)
+    if path.suffix == ".traj" and not allow_pickle:
+        msg = (
+            "a .traj file is a pickle, which can run code when read; it is loaded only when the run chose "
+            "save_trajs_as = 'traj' (or load_traj(..., allow_pickle=True) for a file you trust)"
+        )
+        raise TrajFileError(path, msg)
     try:
         if path.suffix == ".npz":
             with np.load(path, allow_pickle=False) as data:

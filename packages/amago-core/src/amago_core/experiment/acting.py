@@ -62,11 +62,13 @@ def run_policy(
     render: bool = False,
     progress: bool = False,
     desc: str = "interact",
+    should_stop: Callable[[], bool] | None = None,
 ) -> Rollout:
     """Steps ``envs`` with ``policy`` for ``timesteps`` steps, or until ``episodes`` episodes finished.
 
     Without a ``timestep`` to continue from, the pool is reset (its first reset seeded by the pool) and the
-    memory starts fresh. After every step, the memory of the rows whose episode ended is reset.
+    memory starts fresh. After every step, the memory of the rows whose episode ended is reset. ``should_stop``
+    is asked after every step (a stop signal ends the interaction early).
     """
     policy.eval()
     envs.reset_stats()
@@ -95,6 +97,8 @@ def run_policy(
                 envs.render()
             bar.update(1)
             if episodes is not None and finished >= episodes:
+                break
+            if should_stop is not None and should_stop():
                 break
     bar.close()
     stats = envs.stats()

@@ -2,66 +2,157 @@
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
 from tqdm.auto import tqdm
 
-from amago_core.experiment.checkpoints import Progress, load_policy_weights
+from amago_core.experiment.checkpoints import (
+    Progress,
+    RefusedStateError,
+    TrainingState,
+    load_policy_weights,
+    read_training_state,
+    save_policy_weights,
+)
+from amago_core.experiment.safe_state import DamagedStateError
 from amago_core.experiment.state import ExperimentState
+
+
+class NoUsableCheckpointError(RuntimeError):
+    """Complete checkpoints exist but none of them can be loaded; the message lists why for each."""
 
 
 class CheckpointingMixin(ExperimentState):
     """Checkpoint methods of ``Experiment`` (AMAGO's names); the I/O itself is in ``checkpoints``."""
 
-    # ---- checkpoints ---------------------------------------------------------------------------------------
     def progress(self) -> Progress:
         """How far the run got (what a training state records besides the model and optimiser)."""
         return Progress(
-            self.epoch, self.grad_update_counter, self.total_frames, dict(self.frames_by_env_name)
+            epoch=self.epoch,
+            grad_update_counter=self.grad_update_counter,
+            total_frames=self.total_frames,
+            frames_by_env_name=dict(self.frames_by_env_name),
+            num_processes=self._accelerator.num_processes,
+            logger_step=self.logger.step if self.logger is not None else 0,
+        )
+
+    def _save_state(self, target: Path) -> Path:
+        return self._store().save(
+            target,
+            policy=self.policy,
+            optimizer=self.optimizer,
+            scheduler=self.lr_schedule,
+            progress=self.progress(),
+            dataset_rng=self.dataset.rng if self.dataset is not None else None,
         )
 
     def save_checkpoint(self) -> None:
-        """Saves the full training state (model, optimiser, schedule, RNG) and the policy weights."""
+        """Saves the full training state (model, optimiser, schedule, RNG, progress) and the policy weights of
+        this epoch, kept as the run's history (every ``ckpt_interval`` epochs)."""
         from amago_core.hooks.manager import hook_manager
 
-        target = self._store().save(self.policy, self.progress())
+        target = self._save_state(self.paths.training_state(self.epoch))
+        if self._accelerator.is_main_process:
+            save_policy_weights(self.policy, self.paths.policy_at(self.epoch))
         hook_manager().hook.amago_on_checkpoint(experiment=self, epoch=self.epoch, path=target)
+
+    def save_rolling_state(self) -> None:
+        """Saves the training state of the epoch just completed as the rolling one (what ``--resume`` continues
+        from), then removes the previous rolling state."""
+        target = self._save_state(self.paths.rolling_state(self.epoch))
+        self._store().prune_rolling(target)
 
     def load_checkpoint(self, epoch: int, resume_training_state: bool = True) -> None:
         """Loads the checkpoint of ``epoch``: the whole training state, or only the policy weights."""
         if resume_training_state:
-            self.load_checkpoint_from_path(self.paths.training_state(epoch), is_accelerate_state=True)
+            matches = [folder for e, folder in self.paths.saved_states() if e == epoch]
+            if not matches:
+                msg = f"no complete training state of epoch {epoch} in {self.paths.ckpts}; saved: {self.paths.saved_epochs()}"
+                raise FileNotFoundError(msg)
+            self.load_checkpoint_from_path(matches[0], is_accelerate_state=True)
         else:
             self.load_checkpoint_from_path(self.paths.policy_at(epoch), is_accelerate_state=False)
             self.epoch = epoch
 
     def load_checkpoint_from_path(self, path: str | Path, is_accelerate_state: bool = True) -> None:
-        """Loads an accelerate training-state folder, or a policy weights file (``.safetensors``)."""
+        """Loads a training-state folder (``is_accelerate_state``, AMAGO's name), or a policy weights file.
+
+        Raises:
+            FileNotFoundError: nothing at ``path``.
+            RefusedStateError: a folder of pickle files (never loaded), or a newer layout.
+            DamagedStateError: a file of the state is cut short or unreadable.
+        """
         path = Path(path)
+        if not path.exists():
+            msg = f"no checkpoint at {path}; `amago run --resume` picks the newest complete one"
+            raise FileNotFoundError(msg)
         if is_accelerate_state:
-            progress = self._store().load_training_state(path)
-            self.epoch, self.grad_update_counter = progress.epoch, progress.grad_update_counter
-            self.total_frames, self.frames_by_env_name = (
-                progress.total_frames,
-                dict(progress.frames_by_env_name),
-            )
+            self._apply_state(read_training_state(path, self._accelerator.process_index))
         else:
-            if not path.exists():
-                msg = f"no policy weights at {path}; pick an epoch with a checkpoint"
-                raise FileNotFoundError(msg)
             load_policy_weights(self.policy, path)
         loaded = getattr(self.policy, "on_checkpoint_loaded", None)
         if callable(loaded):
             loaded(is_accelerate_state)
 
+    def _apply_state(self, state: TrainingState) -> None:
+        self._store().apply(
+            state,
+            policy=self.policy,
+            optimizer=self.optimizer,
+            scheduler=self.lr_schedule,
+            dataset_rng=self.dataset.rng if self.dataset is not None else None,
+        )
+        progress = state.progress
+        self.epoch, self.grad_update_counter = progress.epoch, progress.grad_update_counter
+        self.total_frames, self.frames_by_env_name = progress.total_frames, dict(progress.frames_by_env_name)
+        if self.logger is not None:
+            self.logger.step = progress.logger_step
+        processes = self._accelerator.num_processes
+        if progress.num_processes != processes and self._accelerator.is_main_process:
+            sys.stderr.write(
+                f"amago: warning: {state.folder} was saved by {progress.num_processes} process(es) and this run has "
+                f"{processes}: the model and optimiser continue, but each process's random stream restarts and "
+                "a gradient update now averages a different number of batches.\n"
+            )
+
+    def _newest_usable_state(self) -> TrainingState | None:
+        """The newest training state that reads completely; says which newer ones were skipped and why.
+
+        Raises:
+            NoUsableCheckpointError: checkpoints exist, but none reads completely.
+        """
+        state, skipped = self._store().newest_usable()
+        if self._accelerator.is_main_process:
+            for line in skipped:
+                sys.stderr.write(f"amago: warning: {line}\n")
+        if state is None and skipped:
+            msg = (
+                f"no checkpoint of {self.paths.root} can be loaded ({'; '.join(skipped)}). Move the damaged "
+                "folders away to start over in this folder, or start a new run."
+            )
+            raise NoUsableCheckpointError(msg)
+        return state
+
+    def _resume_from(self, state: TrainingState) -> int:
+        try:
+            self._apply_state(state)
+        except DamagedStateError as exc:
+            raise NoUsableCheckpointError(str(exc)) from exc
+        if self.logger is not None:
+            self.logger.rollback(after_epoch=state.progress.epoch)
+        self.epoch = state.progress.epoch + 1
+        return state.progress.epoch
+
     def resume_latest(self) -> int | None:
-        """Loads the newest complete checkpoint and continues after its epoch; returns that epoch (or None)."""
-        epoch = self._store().newest_epoch()
-        if epoch is None:
-            return None
-        self.load_checkpoint(epoch, resume_training_state=True)
-        self.epoch = epoch + 1
-        return epoch
+        """Loads the newest complete checkpoint and continues after its epoch; returns that epoch (or None).
+
+        A damaged or refused newer checkpoint is skipped with one line. Metrics logged after the loaded epoch
+        (work that is now redone) move out of ``metrics.jsonl``, so curves never run backwards. Call it after
+        :meth:`start`; ``start(resume=True)`` does the same and also continues the exploration schedule.
+        """
+        state = self._newest_usable_state()
+        return None if state is None else self._resume_from(state)
 
     def write_latest_policy(self) -> None:
         """Writes the current weights to ``ckpts/latest`` (what collect-only processes read)."""
@@ -76,3 +167,6 @@ class CheckpointingMixin(ExperimentState):
         """Deletes the replay buffer's FIFO files (main process)."""
         if self._accelerator.is_main_process:
             self._dataset().delete()
+
+
+__all__ = ["CheckpointingMixin", "NoUsableCheckpointError", "RefusedStateError"]

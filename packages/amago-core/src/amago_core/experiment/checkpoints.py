@@ -1,53 +1,75 @@
-"""Checkpoint I/O: policy weights as safetensors, accelerate training states, and the progress record.
+"""Checkpoint I/O: policy weights, training states and the progress record, in formats that run no code on load.
 
-A training-state folder is complete once its ``progress.json`` exists: it is written last, into a folder that
-is swapped in whole (see :func:`~amago_core.experiment.run_dir.replace_dir`).
+A training state folder holds the model (``model.safetensors``), the optimiser, LR schedule and gradient scaler
+(``*.json`` + ``*.safetensors``), each process's random states (``rng_{i}.*``) and ``progress.json``, which is
+written last: a folder without it is incomplete and never loaded. Nothing here unpickles: a run folder may come
+from anyone. accelerate still prepares the model for DDP and mixed precision; its ``save_state``/``load_state``
+(pickle files) are not used.
 """
 
 from __future__ import annotations
 
 import json
+import random
+import shutil
 import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import torch
 from accelerate import Accelerator
+from safetensors import SafetensorError, safe_open
 from safetensors.torch import load_model, save_model
 
-from amago_core.experiment.run_dir import (
-    PROGRESS_FILE,
-    RunPaths,
-    atomic_write,
-    atomic_write_json,
-    replace_dir,
-)
+from amago_core.experiment.run_dir import PROGRESS_FILE, RunPaths, atomic_write, atomic_write_json
+from amago_core.experiment.safe_state import DamagedStateError, load_state, save_state
+
+STATE_FORMAT = 1
+"""Version of the training-state layout written here."""
+MODEL_FILE = "model.safetensors"
+PICKLE_SUFFIXES = (".pkl", ".bin", ".pt", ".pth", ".pickle")
+"""Files that hold pickles: a folder with them (and without amago's own files) is refused, never loaded."""
+
+
+class RefusedStateError(ValueError):
+    """A training state amago will not load (it holds pickle files, or a newer layout); the message says why."""
 
 
 @dataclass
 class Progress:
-    """How far a run got: what a training state needs besides the model, optimiser and RNG states.
+    """How far a run got: what a training state needs besides the model, optimiser and random states.
 
     Attributes:
-        epoch: the epoch the state was saved after (on resume, the loop continues with the next one).
+        epoch: the epoch the state was saved after (a resumed run continues with the next one).
         grad_update_counter: optimiser updates so far.
         total_frames: env steps collected so far, over every process.
         frames_by_env_name: env steps so far per env name.
+        num_processes: data-parallel processes of the run that saved it.
+        logger_step: records logged so far (the log backends' step counter).
+        format: the training-state layout version.
     """
 
     epoch: int = 0
     grad_update_counter: int = 0
     total_frames: int = 0
     frames_by_env_name: dict[str, int] = field(default_factory=dict)
+    num_processes: int = 1
+    logger_step: int = 0
+    format: int = STATE_FORMAT
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> Progress:
+        """Reads a ``progress.json`` record (older records lack the newer fields)."""
         return cls(
             epoch=int(data["epoch"]),
             grad_update_counter=int(data["grad_update_counter"]),
             total_frames=int(data["total_frames"]),
             frames_by_env_name={str(k): int(v) for k, v in dict(data["frames_by_env_name"]).items()},
+            num_processes=int(data.get("num_processes", 1)),
+            logger_step=int(data.get("logger_step", 0)),
+            format=int(data.get("format", 0)),
         )
 
 
@@ -64,7 +86,7 @@ def load_policy_weights(policy: torch.nn.Module, path: Path, retries: int = 1) -
 
     Args:
         policy: the agent to load into.
-        path: the ``.safetensors`` file.
+        path: the ``.safetensors`` file (nothing else is read: no pickles).
         retries: attempts, one second apart (a collector may read while the learner replaces the file; the
             write is atomic, so a retry only covers the file briefly missing on some filesystems).
 
@@ -104,11 +126,101 @@ def read_progress(folder: Path) -> dict[str, Any]:
     return json.loads(file.read_text(encoding="utf-8"))
 
 
+def random_states(dataset_rng: np.random.Generator | None) -> dict[str, Any]:
+    """This process's random states: python, numpy, torch (CPU and CUDA), and the dataset's sampler."""
+    states: dict[str, Any] = {
+        "python": random.getstate(),
+        "numpy": np.random.get_state(),
+        "torch": torch.get_rng_state(),
+    }
+    if torch.cuda.is_available():
+        states["cuda"] = torch.cuda.get_rng_state_all()
+    if dataset_rng is not None:
+        states["dataset"] = dataset_rng.bit_generator.state
+    return states
+
+
+def restore_random_states(states: dict[str, Any], dataset_rng: np.random.Generator | None) -> None:
+    """Puts back what :func:`random_states` recorded (CUDA states only where CUDA is available)."""
+    random.setstate(states["python"])
+    np.random.set_state(states["numpy"])
+    torch.set_rng_state(states["torch"])
+    if "cuda" in states and torch.cuda.is_available():
+        torch.cuda.set_rng_state_all(states["cuda"])
+    if "dataset" in states and dataset_rng is not None:
+        dataset_rng.bit_generator.state = states["dataset"]
+
+
+@dataclass
+class TrainingState:
+    """A training state read from disk and checked, before anything of it is applied.
+
+    Attributes:
+        folder: where it was read from.
+        progress: its progress record.
+        optimizer: the optimiser's state dict.
+        scheduler: the LR schedule's state dict.
+        scaler: the gradient scaler's state dict (fp16 runs), if saved.
+        rng: this process's random states (None when the saving run had fewer processes).
+    """
+
+    folder: Path
+    progress: Progress
+    optimizer: dict[str, Any]
+    scheduler: dict[str, Any]
+    scaler: dict[str, Any] | None
+    rng: dict[str, Any] | None
+
+
+def _refuse_foreign(folder: Path) -> None:
+    pickles = sorted(p.name for p in folder.iterdir() if p.suffix in PICKLE_SUFFIXES)
+    if pickles and not (folder / "optimizer.json").is_file():
+        msg = (
+            f"{folder} holds pickle files ({', '.join(pickles[:4])}), which amago never loads: unpickling runs "
+            "code from the run folder. Its policy weights (.safetensors) still load, e.g. with `amago eval`."
+        )
+        raise RefusedStateError(msg)
+
+
+def read_training_state(folder: Path, process_index: int) -> TrainingState:
+    """Reads and checks every file of a training state; nothing is unpickled and nothing is applied yet.
+
+    Raises:
+        RefusedStateError: a folder of pickles, or a layout newer than this amago.
+        DamagedStateError: a file is missing, cut short or unreadable (the message names it).
+    """
+    folder = Path(folder)
+    _refuse_foreign(folder)
+    try:
+        progress = Progress.from_json(read_progress(folder))
+    except (OSError, ValueError, KeyError, TypeError) as exc:
+        msg = f"{folder / PROGRESS_FILE} cannot be read ({type(exc).__name__}: {exc})"
+        raise DamagedStateError(msg) from exc
+    if progress.format > STATE_FORMAT:
+        msg = f"{folder} was written by a newer amago (state format {progress.format}); upgrade amago to load it."
+        raise RefusedStateError(msg)
+    try:
+        with safe_open(str(folder / MODEL_FILE), framework="pt") as model_file:
+            model_file.keys()  # reads and checks the header; the tensors load when applied
+    except (OSError, SafetensorError) as exc:
+        msg = f"{folder / MODEL_FILE} cannot be read ({type(exc).__name__}: {exc})"
+        raise DamagedStateError(msg) from exc
+    rng_file = folder / f"rng_{process_index}.json"
+    return TrainingState(
+        folder=folder,
+        progress=progress,
+        optimizer=load_state(folder, "optimizer"),
+        scheduler=load_state(folder, "scheduler"),
+        scaler=load_state(folder, "grad_scaler") if (folder / "grad_scaler.json").is_file() else None,
+        rng=load_state(folder, f"rng_{process_index}") if rng_file.is_file() else None,
+    )
+
+
 class CheckpointStore:
-    """Reads and writes one run's checkpoints.
+    """Writes and reads one run's training states and policy weights.
 
     Args:
-        accelerator: the run's accelerator (its state holds the model, optimiser, scheduler and RNG states).
+        accelerator: the run's accelerator (processes, the gradient scaler, barriers).
         paths: the run's folders.
     """
 
@@ -116,38 +228,82 @@ class CheckpointStore:
         self.accelerator = accelerator
         self.paths = paths
 
-    def save(self, policy: torch.nn.Module, progress: Progress) -> Path:
-        """Saves the full training state and the policy weights of ``progress.epoch``; returns the state folder."""
-        target = self.paths.training_state(progress.epoch)
-        if self.accelerator.is_main_process:
-            # accelerate writes every process's RNG state from the main process's call in single-node runs;
-            # the folder is filled under a temp name, then swapped in, so a crash never leaves half of one.
-            def fill(tmp: Path) -> None:
-                self.accelerator.save_state(str(tmp), safe_serialization=True)
-                write_progress(tmp, asdict(progress))
-
-            replace_dir(target, fill)
-            save_policy_weights(policy, self.paths.policy_at(progress.epoch))
-        self.accelerator.wait_for_everyone()
+    def save(
+        self,
+        target: Path,
+        *,
+        policy: torch.nn.Module,
+        optimizer: Any,
+        scheduler: Any,
+        progress: Progress,
+        dataset_rng: np.random.Generator | None,
+    ) -> Path:
+        """Writes a complete training state to ``target`` (under a temp name, renamed into place when complete)."""
+        accelerator, main = self.accelerator, self.accelerator.is_main_process
+        incoming = target.with_name(f".{target.name}.incoming")
+        if main:
+            shutil.rmtree(incoming, ignore_errors=True)
+            incoming.mkdir(parents=True)
+        accelerator.wait_for_everyone()
+        save_state(random_states(dataset_rng), incoming, f"rng_{accelerator.process_index}")
+        accelerator.wait_for_everyone()
+        if main:
+            save_model(policy, str(incoming / MODEL_FILE))
+            save_state(optimizer.state_dict(), incoming, "optimizer")
+            save_state(scheduler.state_dict(), incoming, "scheduler")
+            if accelerator.scaler is not None:
+                save_state(accelerator.scaler.state_dict(), incoming, "grad_scaler")
+            write_progress(incoming, asdict(progress))  # last: from here on the folder counts as complete
+            if target.exists():  # the same epoch saved again (a resumed run re-ran it)
+                shutil.rmtree(target)
+            incoming.rename(target)
+        accelerator.wait_for_everyone()
         return target
 
-    def load_training_state(self, path: Path) -> Progress:
-        """Loads a training-state folder into the prepared objects; returns its progress record.
+    def apply(
+        self,
+        state: TrainingState,
+        *,
+        policy: torch.nn.Module,
+        optimizer: Any,
+        scheduler: Any,
+        dataset_rng: np.random.Generator | None,
+    ) -> None:
+        """Loads a checked training state into the model, optimiser, schedule, scaler and random streams.
 
         Raises:
-            FileNotFoundError: no such folder, or it is incomplete.
+            DamagedStateError: the model file turned out cut short while loading (nothing else was changed).
+            RuntimeError: the state does not fit this model (saved with another agent or encoder config).
         """
-        if not Path(path).exists():
-            msg = f"no checkpoint at {path}; `amago run --resume` picks the newest complete one"
-            raise FileNotFoundError(msg)
-        progress = Progress.from_json(read_progress(path))
-        self.accelerator.load_state(str(path))
-        return progress
+        try:
+            load_policy_weights(policy, state.folder / MODEL_FILE)
+        except (OSError, SafetensorError) as exc:
+            msg = f"{state.folder / MODEL_FILE} cannot be read ({type(exc).__name__}: {exc})"
+            raise DamagedStateError(msg) from exc
+        optimizer.load_state_dict(state.optimizer)
+        scheduler.load_state_dict(state.scheduler)
+        if state.scaler is not None and self.accelerator.scaler is not None:
+            self.accelerator.scaler.load_state_dict(state.scaler)
+        if state.rng is not None:
+            restore_random_states(state.rng, dataset_rng)
 
-    def newest_epoch(self) -> int | None:
-        """The newest epoch with a complete training state (None when there is none)."""
-        epochs = self.paths.saved_epochs()
-        return epochs[-1] if epochs else None
+    def newest_usable(self) -> tuple[TrainingState | None, list[str]]:
+        """The newest training state that reads completely, and one line per newer one skipped (and why)."""
+        skipped: list[str] = []
+        for epoch, folder in reversed(self.paths.saved_states()):
+            try:
+                return read_training_state(folder, self.accelerator.process_index), skipped
+            except (DamagedStateError, RefusedStateError) as exc:
+                skipped.append(f"skipping the checkpoint of epoch {epoch}: {exc}")
+        return None, skipped
+
+    def prune_rolling(self, keep: Path) -> None:
+        """Removes the rolling states older than ``keep`` (after ``keep`` is complete; main process)."""
+        if not self.accelerator.is_main_process:
+            return
+        for _, folder in self.paths.saved_states():
+            if folder.parent == keep.parent and folder != keep and folder.name.startswith("state_epoch_"):
+                shutil.rmtree(folder, ignore_errors=True)
 
     def write_latest(self, policy: torch.nn.Module) -> None:
         """Writes the current weights to ``ckpts/latest`` (main process; what collect-only processes read)."""

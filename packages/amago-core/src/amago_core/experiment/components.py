@@ -17,11 +17,18 @@ from typing import Any
 
 from amago_core.config.component import ComponentConfig
 from amago_core.config.experiment import ExperimentConfig
+from amago_core.plugins.errors import BrokenPluginError, PluginError
 from amago_core.plugins.groups import AGENTS, EXPLORATIONS, TRAJ_ENCODERS, TSTEP_ENCODERS, ComponentGroup
 from amago_core.plugins.registry import Registries, Registry
 from amago_core.plugins.spec import ComponentSpec
 
 UserClass = type | Callable[..., Any]
+
+
+class ComponentBuildError(RuntimeError):
+    """A component's factory (or class) raised while building it; the cause is chained."""
+
+
 """A component given as Python code (a class or factory) rather than by name."""
 
 CLASS_KEY = "class"
@@ -53,14 +60,44 @@ class ResolvedComponent:
             return self.spec.name
         return getattr(self.cls, "__qualname__", repr(self.cls))
 
+    def load_factory(self) -> None:
+        """Imports the registered factory now (a Python class needs nothing), so a broken plugin fails before a
+        run creates anything.
+
+        Raises:
+            amago_core.plugins.MissingRequirementError: a required module is missing (with the install hint).
+            amago_core.plugins.BrokenPluginError: the factory cannot be imported (names the distribution).
+        """
+        if self.cls is None and self.spec is not None:
+            try:
+                self.spec.load_factory()
+            except BrokenPluginError as exc:
+                raise BrokenPluginError(f"{exc} (from {self.origin or 'an unknown distribution'})") from exc
+
     def build(self, **context: Any) -> Any:
-        """Builds the component with the inferred ``context`` (spaces, ``max_seq_len``, ``tstep_dim``...)."""
-        if self.cls is not None:
-            return self.cls(self.config, **context) if self.config is not None else self.cls(**context)
-        if self.spec is None:  # pragma: no cover - resolve() never makes one without either
-            msg = f"{self.slot}: nothing to build"
-            raise RuntimeError(msg)
-        return self.spec.build(self.config, **context)
+        """Builds the component with the inferred ``context`` (spaces, ``max_seq_len``, ``tstep_dim``...).
+
+        Raises:
+            ComponentBuildError: the factory (or class) raised; the message names the component, its origin and
+                the original error, which is chained.
+        """
+        try:
+            if self.cls is not None:
+                return self.cls(self.config, **context) if self.config is not None else self.cls(**context)
+            if self.spec is None:  # pragma: no cover - resolve() never makes one without either
+                msg = f"{self.slot}: nothing to build"
+                raise RuntimeError(msg)
+            return self.spec.build(self.config, **context)
+        except (PluginError, ComponentBuildError):
+            raise
+        except Exception as exc:
+            first_line = (str(exc).strip().splitlines() or [""])[0]
+            origin = f" from {self.origin}" if self.origin else ""
+            msg = (
+                f"{self.slot} {self.name!r}{origin} failed to build: {type(exc).__name__}: {first_line} "
+                f"Check the {self.slot} settings, or report it to the plugin's authors."
+            )
+            raise ComponentBuildError(msg) from exc
 
     def builder(self) -> Callable[..., Any]:
         """:meth:`build` with nothing bound but this resolution: what a component that builds this one receives."""
@@ -165,6 +202,11 @@ class RunComponents:
         if self.exploration is not None:
             found["exploration"] = self.exploration
         return found
+
+    def load_factories(self) -> None:
+        """Imports every slot's factory (see :meth:`ResolvedComponent.load_factory`)."""
+        for component in self.slots().values():
+            component.load_factory()
 
     def origins(self) -> dict[str, str]:
         """``slot -> distribution==version`` of every registered component used (for the run's provenance)."""

@@ -26,7 +26,9 @@ from tqdm.auto import tqdm
 from amago_core.config.experiment import ExperimentConfig
 from amago_core.data.batch import Batch
 from amago_core.experiment.agent_api import LearningAgent
+from amago_core.experiment.processes import gather
 from amago_core.experiment.setup import SetupMixin
+from amago_core.experiment.signals import stop_on_signals
 from amago_core.experiment.training import train_loader, weighted_batches
 
 
@@ -110,7 +112,7 @@ class Experiment(SetupMixin):
             total=per_epoch, desc=f"learn (epoch {self.epoch})", leave=False, disable=not self._verbose_here
         )
         for i, (batch, weight) in enumerate(weighted_batches(loader)):
-            if i >= per_epoch:
+            if i >= per_epoch or self._stop_now():
                 break
             log_step = (self.epoch * per_epoch + i) % log_every == 0
             metrics = self.train_step(batch, log_step, loss_weight=weight)
@@ -124,26 +126,46 @@ class Experiment(SetupMixin):
         self.train_dloader = None
 
     def learn(self) -> None:
-        """The main loop: per epoch, evaluate -> collect -> learn -> checkpoint (see the seeds' docs)."""
+        """The main loop: per epoch, evaluate -> collect -> learn -> checkpoint (see the seeds' docs).
+
+        SIGINT or SIGTERM ends it cleanly: the current step finishes (one process) or the current epoch does
+        (several), a training state is saved, and ``stopped_by`` names the signal. A second Ctrl-C aborts.
+        """
         if not self._started:
             msg = "call Experiment.start() before learn()"
             raise RuntimeError(msg)
         if self.evaluation_only:
             msg = "this Experiment was built with evaluation_only=True; build it without to train"
             raise RuntimeError(msg)
+        with stop_on_signals(self._on_stop_signal, announce=self._accelerator.is_main_process):
+            self._loop()
+
+    def _on_stop_signal(self, name: str) -> None:
+        self.stopped_by = name
+
+    def _loop(self) -> None:
         epoch = self.epoch
         while epoch < self.config.schedule.epochs and not self._stop_requested:
             self.epoch = epoch
             self._epoch_metrics = {}
             self._run_epoch(epoch)
+            stopping = self._agree_to_stop()
+            if self.role.learns and (self.config.schedule.rolling_state or stopping):
+                self.save_rolling_state()  # a kill from here on loses nothing of this epoch
             self.hooks_epoch_end(epoch)
             epoch += 1
-        self.epoch = epoch  # the next epoch to run: `epochs` when finished, earlier after request_stop()
+            if stopping:
+                self._stop_requested = True
+        self.epoch = epoch  # the next epoch to run: `epochs` when finished, earlier after a stop
+
+    def _agree_to_stop(self) -> bool:
+        """Whether any process received a stop signal (every process learns the same answer)."""
+        return any(name is not None for name in gather(self._accelerator, self.stopped_by))
 
     def _wait_until_ready(self) -> bool:
         """Polls a dataset that another process fills; True once it is ready (or False if stopped)."""
         dataset, announced = self._dataset(), False
-        while not dataset.ready_for_training and not self._stop_requested:
+        while not dataset.ready_for_training and not self._stop_requested and self.stopped_by is None:
             if self._verbose_here and not announced:
                 tqdm.write(f"waiting for training data: {dataset.not_ready_reason()}")
                 announced = True

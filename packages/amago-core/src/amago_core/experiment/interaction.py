@@ -26,7 +26,13 @@ class InteractionMixin(CheckpointingMixin):
         if resolved is None:
             return None
         wanted = getattr(type(resolved.config), "inferred_context", ()) if resolved.config is not None else ()
-        context = {"rollout_horizon": self.config.schedule.train_timesteps_per_epoch}
+        rollout = self.config.rollout
+        actors = self._accelerator.num_processes * rollout.parallel_actors
+        context = {
+            "rollout_horizon": self.config.schedule.train_timesteps_per_epoch,
+            # Steps each actor took before this process started (non-zero when resuming): schedules continue.
+            "start_step": self.total_frames // max(actors, 1),
+        }
         return functools.partial(resolved.build, **{k: v for k, v in context.items() if k in wanted})
 
     def _pool(self, make_env: EnvMakers, role: Role, save_dir: Path | None = None) -> RolePool:
@@ -74,6 +80,7 @@ class InteractionMixin(CheckpointingMixin):
             render=render,
             progress=self._verbose_here,
             desc=desc,
+            should_stop=self._stop_now,
         )
         return rollout.hidden_state, rollout.timestep, rollout.stats
 

@@ -38,7 +38,8 @@ class RunLogger:
                 if contributed is None:
                     continue
                 self.backends.extend(contributed if isinstance(contributed, list | tuple) else [contributed])
-        self._step = 0
+        self.step = 0
+        """Records logged so far (a resumed run continues the count)."""
 
     def log(self, metrics: Mapping[str, Any], section: str, x_axes: Mapping[str, Any]) -> dict[str, Any]:
         """Logs ``{section}/{key}`` for every metric, plus the x-axes, as one record; returns the record."""
@@ -49,10 +50,21 @@ class RunLogger:
                 continue
             record[f"{section}/{key}"] = scalar
         record.update(x_axes)
-        self._step += 1
+        self.step += 1
         for backend in self.backends:
-            backend.log(record, step=self._step)
+            backend.log(record, step=self.step)
         return record
+
+    def rollback(self, after_epoch: int) -> None:
+        """Tells each backend that can take records back to drop those of epochs after ``after_epoch``.
+
+        A resumed run redoes the epochs after its checkpoint; their first records would make curves run
+        backwards. Backends without ``rollback`` (wandb: its history is append-only) keep them.
+        """
+        for backend in self.backends:
+            rollback = getattr(backend, "rollback", None)
+            if callable(rollback):
+                rollback(after_epoch=after_epoch)
 
     def close(self) -> None:
         for backend in self.backends:

@@ -11,7 +11,6 @@ Layout (ARCHITECTURE §6)::
 
 from __future__ import annotations
 
-import json
 import os
 import re
 import shutil
@@ -19,46 +18,20 @@ import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+
+from amago_core.io import atomic_write, atomic_write_json, atomic_write_text
+
+__all__ = [
+    "PROGRESS_FILE",
+    "RunPaths",
+    "atomic_write",
+    "atomic_write_json",
+    "atomic_write_text",
+    "replace_dir",
+]
 
 PROGRESS_FILE = "progress.json"
 """Inside each training-state folder: epoch, gradient steps and frame counts to resume from."""
-
-
-def _current_umask() -> int:
-    mask = os.umask(0)
-    os.umask(mask)
-    return mask
-
-
-def atomic_write(path: Path, write: Callable[[Path], object]) -> None:
-    """Calls ``write(tmp)`` on a temp file next to ``path`` (its return value is ignored), then renames it over ``path``.
-
-    The rename is atomic on one filesystem, so a reader (or a resumed run after a crash) sees the old file or
-    the new one, never a partial one.
-    """
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp_name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    os.close(fd)
-    tmp = Path(tmp_name)
-    try:
-        write(tmp)
-        # mkstemp makes the file private (0600); give it the mode a plain open() would, so another user's
-        # collect process on a shared filesystem can read the policy weights.
-        os.chmod(tmp, 0o666 & ~_current_umask())
-        os.replace(tmp, path)
-    finally:
-        tmp.unlink(missing_ok=True)
-
-
-def atomic_write_text(path: Path, text: str) -> None:
-    """Writes ``text`` to ``path`` atomically (UTF-8)."""
-    atomic_write(path, lambda tmp: tmp.write_text(text, encoding="utf-8"))
-
-
-def atomic_write_json(path: Path, data: Any) -> None:
-    """Writes ``data`` as indented JSON to ``path`` atomically."""
-    atomic_write_text(path, json.dumps(data, indent=2, default=str) + "\n")
 
 
 @dataclass(frozen=True)
@@ -101,7 +74,12 @@ class RunPaths:
         return self.ckpts / "latest" / "policy.safetensors"
 
     def training_state(self, epoch: int) -> Path:
+        """The kept training state of ``epoch`` (every ``ckpt_interval`` epochs; AMAGO's layout)."""
         return self.training_states / f"{self.run_name}_epoch_{epoch}"
+
+    def rolling_state(self, epoch: int) -> Path:
+        """The rolling training state of the newest completed epoch (older ones are removed after it is written)."""
+        return self.latest_policy.parent / f"state_epoch_{epoch}"
 
     def policy_at(self, epoch: int) -> Path:
         return self.policy_weights / f"policy_epoch_{epoch}.safetensors"
@@ -110,16 +88,32 @@ class RunPaths:
         for folder in (self.training_states, self.policy_weights, self.latest_policy.parent, self.plots):
             folder.mkdir(parents=True, exist_ok=True)
 
-    def saved_epochs(self) -> list[int]:
-        """Epochs with a complete training state (its progress file is written last), oldest first."""
-        pattern = re.compile(rf"^{re.escape(self.run_name)}_epoch_(\d+)$")
-        epochs = []
-        if self.training_states.is_dir():
-            for child in self.training_states.iterdir():
+    def saved_states(self) -> list[tuple[int, Path]]:
+        """``(epoch, folder)`` of every complete training state, oldest first (a kept one before a rolling one).
+
+        Kept states are found by their ``*_epoch_{e}`` suffix, whatever run name prefixes them, so a copied or
+        renamed run folder still finds its checkpoints. A state is complete once its progress file exists
+        (written last).
+        """
+        found: list[tuple[int, int, Path]] = []
+        for rank, (folder, pattern) in enumerate(
+            ((self.training_states, _KEPT_STATE), (self.latest_policy.parent, _ROLLING_STATE))
+        ):
+            if not folder.is_dir():
+                continue
+            for child in folder.iterdir():
                 match = pattern.match(child.name)
                 if match and (child / PROGRESS_FILE).is_file():
-                    epochs.append(int(match.group(1)))
-        return sorted(epochs)
+                    found.append((int(match.group(1)), rank, child))
+        return [(epoch, path) for epoch, _, path in sorted(found)]
+
+    def saved_epochs(self) -> list[int]:
+        """Epochs with a complete training state, oldest first."""
+        return sorted({epoch for epoch, _ in self.saved_states()})
+
+
+_KEPT_STATE = re.compile(r"^.+_epoch_(\d+)$")
+_ROLLING_STATE = re.compile(r"^state_epoch_(\d+)$")
 
 
 def replace_dir(target: Path, fill: Callable[[Path], None]) -> None:

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
+from pathlib import Path
 
 import numpy as np
 import torch
@@ -25,8 +27,34 @@ class SetupMixin(InteractionMixin):
     """``start`` and the ``init_*`` override points of ``Experiment`` (AMAGO's start order)."""
 
     # ---- setup ---------------------------------------------------------------------------------------------
-    def start(self) -> None:
-        """Builds everything (dataset, envs, model, checkpoints, logger); call before :meth:`learn`."""
+    def start(self, resume: bool = False) -> None:
+        """Builds everything (dataset, envs, model, checkpoints, logger); call before :meth:`learn`.
+
+        Args:
+            resume: continue from the run folder's newest usable training state (``amago run --resume``): the
+                model, optimiser, schedule, random streams and counters, the exploration schedule where it
+                left off, and ``metrics.jsonl`` without the records of work that is redone. Without a saved
+                state, the run starts from scratch.
+        """
+        # A broken plugin fails here, in one line, before anything is created on disk.
+        self.components.load_factories()
+        existed = {path for path in self._folders_start_may_create() if path.exists()}
+        try:
+            self._start(resume)
+        except BaseException:
+            self.close()
+            # Leave no empty run folder behind (files, if any were written, are kept).
+            for folder in self._folders_start_may_create():
+                if folder not in existed:
+                    _remove_empty_dirs(folder)
+            raise
+
+    def _folders_start_may_create(self) -> list[Path]:
+        replay, run = self.config.replay, self.config.run
+        buffer_root = Path(replay.dset_root if replay.dset_root is not None else run.ckpt_base_dir)
+        return [self.paths.root, buffer_root / (replay.dset_name or str(run.name))]
+
+    def _start(self, resume: bool) -> None:
         optim = self.config.optim
         self.accelerator = Accelerator(
             # Without CUDA, `cpu=True` is what lets accelerate see a multi-process launch as MULTI_CPU (gloo)
@@ -47,12 +75,18 @@ class SetupMixin(InteractionMixin):
         if self.DEVICE.type == "cpu" or threads:
             torch.set_num_threads(threads or default_torch_threads(self.accelerator.num_processes))
         self.checkpoints = CheckpointStore(self.accelerator, self.paths)
+        # Read before the envs are built: the exploration schedule continues from the saved frame count.
+        resumed = self._newest_usable_state() if resume else None
+        if resumed is not None:
+            self.total_frames = resumed.progress.total_frames
         if not self.evaluation_only:
             self.init_dsets()
         env_summary = self.init_envs()
         self.init_model()
         self.init_checkpoints()
         self.init_logger()
+        if resumed is not None:
+            self._resume_from(resumed)
         self._started = True
         if self.config.logging.verbose and self.accelerator.is_main_process:
             self.summary(env_summary)
@@ -80,6 +114,8 @@ class SetupMixin(InteractionMixin):
                 dset_max_size=replay.dset_max_size,
                 dset_min_size=replay.dset_min_size,
                 seed=run.seed,
+                # .traj files are pickles: read only when this run writes that format itself.
+                allow_pickle_files=replay.save_trajs_as == "traj",
             )
         self.dataset.configure(
             items_per_epoch=items_per_epoch(self.config, self._accelerator.num_processes),
@@ -133,7 +169,6 @@ class SetupMixin(InteractionMixin):
         self.policy_aclr, self.optimizer, self.lr_schedule = self._accelerator.prepare(
             agent, optimizer, scheduler
         )
-        self._accelerator.register_for_checkpointing(self.lr_schedule)
         self.grad_update_counter = 0
 
     def init_optimizer(self, policy: torch.nn.Module) -> torch.optim.Optimizer:
@@ -171,3 +206,16 @@ class SetupMixin(InteractionMixin):
             data=self.dataset.get_description() if self.dataset is not None else "(evaluation only)",
         )
         tqdm.write("\n".join(lines))
+
+
+def _remove_empty_dirs(root: Path) -> None:
+    """Removes ``root`` and the folders under it that hold no file (deepest first); anything with a file stays."""
+    if not root.is_dir():
+        return
+    for folder in sorted(
+        (p for p in root.rglob("*") if p.is_dir()), key=lambda p: len(p.parts), reverse=True
+    ):
+        with contextlib.suppress(OSError):
+            folder.rmdir()  # fails (and is left) when not empty
+    with contextlib.suppress(OSError):
+        root.rmdir()

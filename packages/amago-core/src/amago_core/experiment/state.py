@@ -103,6 +103,8 @@ class ExperimentState:
         self.logger: RunLogger | None = None
         self._started = False
         self._stop_requested = False
+        self.stopped_by: str | None = None
+        """The signal (``SIGINT``/``SIGTERM``) that ended :meth:`learn` early, if one did."""
         self._epoch_metrics: dict[str, Any] = {}
 
     # ---- settings as attributes ----------------------------------------------------------------------------
@@ -205,6 +207,11 @@ class ExperimentState:
     @property
     def _verbose_here(self) -> bool:
         return self.config.logging.verbose and self._accelerator.is_main_process
+
+    def _stop_now(self) -> bool:
+        """True when a stop signal asks the current step to be the last (one process; several processes finish
+        the epoch, so that none waits at a barrier for the others)."""
+        return self.stopped_by is not None and self._accelerator.num_processes == 1
 
     def _dataset(self) -> RLDataset:
         if self.dataset is None:

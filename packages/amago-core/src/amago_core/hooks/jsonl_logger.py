@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from amago_core.hooks.specs import hookimpl
+from amago_core.io import atomic_write_text
 
 
 def _json_safe(value: Any) -> Any:
@@ -34,6 +35,28 @@ class JsonlLogBackend:
     def close(self) -> None:
         if not self._file.closed:
             self._file.close()
+
+    def rollback(self, *, after_epoch: int) -> None:
+        """Moves the records of epochs after ``after_epoch`` to ``{name}.rolled-back.jsonl`` (kept, not lost).
+
+        A resumed run redoes those epochs; left in place, their records would make curves run backwards.
+        """
+        self._file.close()
+        kept: list[str] = []
+        moved: list[str] = []
+        for line in self.path.read_text(encoding="utf-8").splitlines(keepends=True):
+            try:
+                epoch = json.loads(line).get("Epoch")
+            except (json.JSONDecodeError, AttributeError):
+                epoch = None  # a line cut short by a kill: it belongs to the work being redone
+            (kept if isinstance(epoch, int) and epoch <= after_epoch else moved).append(line)
+        if moved:
+            with self.path.with_name(f"{self.path.stem}.rolled-back.jsonl").open(
+                "a", encoding="utf-8"
+            ) as out:
+                out.writelines(line if line.endswith("\n") else line + "\n" for line in moved)
+            atomic_write_text(self.path, "".join(kept))
+        self._file = self.path.open("a", encoding="utf-8")
 
 
 def metrics_file_name(mode: str | None) -> str:

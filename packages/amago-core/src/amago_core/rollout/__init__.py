@@ -9,7 +9,7 @@ gymnasium and numpy, never on torch, and names no concrete environment: suites l
 from __future__ import annotations
 
 from amago_core.rollout.creator import EnvCreator
-from amago_core.rollout.env import AMAGO_ENV_LOG_PREFIX, AMAGOEnv, EnvContractError
+from amago_core.rollout.env import AMAGO_ENV_LOG_PREFIX, AMAGOEnv, EnvContractError, NonFiniteEnvDataError
 from amago_core.rollout.pools import ENV_MODES, EnvMode, VectorPool, make_pool
 from amago_core.rollout.sequence import SequenceEnv, StepResult
 from amago_core.rollout.suite import EnvSuite
@@ -22,6 +22,7 @@ __all__ = [
     "EnvCreator",
     "EnvMode",
     "EnvSuite",
+    "NonFiniteEnvDataError",
     "SequenceEnv",
     "StepResult",
     "VectorPool",

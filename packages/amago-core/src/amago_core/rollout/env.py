@@ -16,7 +16,7 @@ when the whole rollout is over) work unchanged: this wrapper never looks inside 
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 import gymnasium as gym
@@ -32,6 +32,10 @@ DEFAULT_OBS_KEY = "observation"
 """The dict key a non-dict observation is stored under."""
 
 
+class NonFiniteEnvDataError(ValueError):
+    """An env returned a NaN or infinite reward or observation; nothing of that step was stored."""
+
+
 class EnvContractError(ValueError):
     """An env returned something that breaks the AMAGOEnv contract (wrong obs shape/dtype, bad action...)."""
 
@@ -42,6 +46,34 @@ def _batch_dim_array(value: Any, dtype: npt.DTypeLike, n: int, what: str, env_na
         msg = f"env {env_name!r} returned {what} with {arr.size} values; expected one per env ({n})."
         raise EnvContractError(msg)
     return arr.reshape(n)
+
+
+def check_finite(
+    value: np.ndarray, what: str, env_names: Sequence[str], step_count: np.ndarray, *, batched: bool
+) -> None:
+    """Refuses NaN/inf where it enters, before it reaches a trajectory file (and, later, every parameter).
+
+    Args:
+        value: a ``(rows, ...)`` reward or observation array (non-float arrays always pass).
+        what: ``"reward"`` or ``"observation 'key'"``, for the message.
+        env_names: each row's env name.
+        step_count: each row's step within its episode.
+        batched: name the row in the message.
+
+    Raises:
+        NonFiniteEnvDataError: one line naming the env, the value, the step and what to do.
+    """
+    if value.dtype.kind != "f" or np.isfinite(value).all():
+        return
+    rows = value.reshape(len(value), -1)
+    row = int(np.flatnonzero(~np.isfinite(rows).all(axis=1))[0])
+    shown = rows[row][~np.isfinite(rows[row])][0]
+    msg = (
+        f"env {env_names[row]!r} returned a non-finite {what} ({shown}) at step {int(step_count[row])} of an "
+        f"episode{f' (row {row})' if batched else ''}; nothing of that step was stored. Fix the env, or wrap it to "
+        "replace non-finite values (np.nan_to_num) or end the episode there."
+    )
+    raise NonFiniteEnvDataError(msg)
 
 
 class _ObsChecker:
@@ -329,8 +361,11 @@ class AMAGOEnv:
         obs, info = self.inner_reset(seed=seed, options=options)
         n = self.batched_envs
         self.step_count = np.zeros(n, dtype=np.int64)
+        checked_obs = self._obs(obs, self.env_name)
+        for key, value in checked_obs.items():
+            self._check_finite(value, f"observation {key!r}", self.env_name)
         timestep = Timestep(
-            obs=self._obs(obs, self.env_name),
+            obs=checked_obs,
             prev_action=np.zeros((n, self.action_dim), dtype=self.action_dtype),
             reward=np.zeros(n, dtype=np.float32),
             time_idx=np.zeros(n, dtype=np.int64),
@@ -359,8 +394,12 @@ class AMAGOEnv:
         terminated = _batch_dim_array(terminated, bool, n, "terminated", name)
         truncated = _batch_dim_array(truncated, bool, n, "truncated", name)
         self.step_count = self.step_count + 1
+        checked_obs = self._obs(obs, name)
+        self._check_finite(reward, "reward", name)
+        for key, value in checked_obs.items():
+            self._check_finite(value, f"observation {key!r}", name)
         timestep = Timestep(
-            obs=self._obs(obs, name),
+            obs=checked_obs,
             prev_action=stored,
             reward=reward.copy(),
             time_idx=self.step_count.copy(),
@@ -372,6 +411,9 @@ class AMAGOEnv:
             self.step_count[done] = 0
             timestep = self._split_final_obs(timestep, done, info, name)
         return timestep, reward, terminated, truncated, info
+
+    def _check_finite(self, value: np.ndarray, what: str, name: str) -> None:
+        check_finite(value, what, [name] * self.batched_envs, self.step_count, batched=self.batched_envs > 1)
 
     def _split_final_obs(self, timestep: Timestep, done: np.ndarray, info: Any, name: str) -> Timestep:
         # gymnasium's SAME_STEP vector envs return the new episode's first obs and put the finished episode's

@@ -15,7 +15,7 @@ GROUP = "amago.explorations"
 class EGreedyConfig(ComponentConfig):
     """Epsilon-greedy exploration with a linear per-actor schedule (AMAGO's default)."""
 
-    inferred_context: ClassVar[tuple[str, ...]] = ("env", "seed")
+    inferred_context: ClassVar[tuple[str, ...]] = ("env", "seed", "start_step")
 
     kind: Literal["egreedy"] = "egreedy"
     """Registered name of this exploration wrapper."""
@@ -34,7 +34,7 @@ class BilevelConfig(ComponentConfig):
     """Epsilon-greedy whose epsilon also decays *within* each episode (AMAGO paper, Fig. 13): explore early in
     a rollout, exploit what was learned in context later."""
 
-    inferred_context: ClassVar[tuple[str, ...]] = ("env", "rollout_horizon", "seed")
+    inferred_context: ClassVar[tuple[str, ...]] = ("env", "rollout_horizon", "seed", "start_step")
 
     kind: Literal["bilevel"] = "bilevel"
     """Registered name of this exploration wrapper."""

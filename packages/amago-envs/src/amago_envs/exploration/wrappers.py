@@ -35,6 +35,7 @@ class BilevelEpsilonGreedy:
         steps_anneal: actor steps over which both endpoints anneal.
         randomize_eps: per-row random multiplier, redrawn on reset and on every episode end.
         seed: seed of the noise (None: fresh entropy).
+        start_step: actor steps taken before this wrapper existed (a resumed run continues its schedule).
     """
 
     def __init__(
@@ -48,6 +49,7 @@ class BilevelEpsilonGreedy:
         steps_anneal: int = 1_000_000,
         randomize_eps: bool = True,
         seed: int | None = None,
+        start_step: int = 0,
     ) -> None:
         if env.is_multibinary:
             msg = "epsilon-greedy exploration supports Discrete and Box actions, not MultiBinary; use exploration=None."
@@ -62,7 +64,7 @@ class BilevelEpsilonGreedy:
         self.steps_anneal = int(steps_anneal)
         self.randomize_eps = randomize_eps
         self.rng = np.random.default_rng(seed)
-        self.global_step = 0
+        self.global_step = int(start_step)
         self.multiplier = np.ones(env.batched_envs)
         self.last_eps = np.zeros(env.batched_envs)
         """Epsilon used on the last step, per row (for logging and tests)."""
@@ -135,6 +137,7 @@ class EpsilonGreedy(BilevelEpsilonGreedy):
         steps_anneal: int = 1_000_000,
         randomize_eps: bool = True,
         seed: int | None = None,
+        start_step: int = 0,
     ) -> None:
         super().__init__(
             env,
@@ -146,11 +149,12 @@ class EpsilonGreedy(BilevelEpsilonGreedy):
             steps_anneal=steps_anneal,
             randomize_eps=randomize_eps,
             seed=seed,
+            start_step=start_step,
         )
 
 
 def build_egreedy(
-    config: EGreedyConfig, *, env: AMAGOEnv, seed: int | None = None, **_: Any
+    config: EGreedyConfig, *, env: AMAGOEnv, seed: int | None = None, start_step: int = 0, **_: Any
 ) -> EpsilonGreedy:
     """Factory of the ``egreedy`` spec: wraps ``env``."""
     return EpsilonGreedy(
@@ -160,6 +164,7 @@ def build_egreedy(
         steps_anneal=config.steps_anneal,
         randomize_eps=config.randomize_eps,
         seed=seed,
+        start_step=start_step,
     )
 
 
@@ -169,6 +174,7 @@ def build_bilevel(
     env: AMAGOEnv,
     rollout_horizon: int | None = None,
     seed: int | None = None,
+    start_step: int = 0,
     **_: Any,
 ) -> BilevelEpsilonGreedy:
     """Factory of the ``bilevel`` spec: wraps ``env``; the horizon comes from the config or the context."""
@@ -189,4 +195,5 @@ def build_bilevel(
         steps_anneal=config.steps_anneal,
         randomize_eps=config.randomize_eps,
         seed=seed,
+        start_step=start_step,
     )

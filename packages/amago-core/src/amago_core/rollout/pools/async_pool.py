@@ -20,6 +20,7 @@ import cloudpickle
 import numpy as np
 
 from amago_core.data.timestep import Timestep
+from amago_core.rollout.env import EnvContractError, NonFiniteEnvDataError
 from amago_core.rollout.pools.base import VectorPool, concat_results, merge_stats
 from amago_core.rollout.sequence import SequenceEnv, StepResult
 
@@ -151,6 +152,9 @@ class AsyncPool(VectorPool):
             last_line = tb.strip().splitlines()[-1] if tb.strip() else "unknown error"
             g = self._group_size
             who = f"env {i}" if g == 1 else f"worker {i} (envs {i * g} to {i * g + g - 1})"
+            if isinstance(exc, EnvContractError | NonFiniteEnvDataError):
+                # The env broke amago's contract: the message already says what and what to do.
+                raise type(exc)(f"{who} of the async pool: {exc}") from None
             msg = f"{who} of the async pool raised {last_line}\n{tb}"
             raise EnvWorkerError(msg) from exc
         return results

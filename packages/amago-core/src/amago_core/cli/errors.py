@@ -1,0 +1,75 @@
+"""One line per error on the command line: what went wrong and what to do; the traceback only when asked for.
+
+`--debug` or ``AMAGO_DEBUG=1`` re-raises instead, with the full traceback. Torch-free at import.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+
+import typer
+
+from amago_core.cli.output import USAGE_ERROR, fail
+
+DEBUG_ENV = "AMAGO_DEBUG"
+RUNTIME_ERROR = 1
+"""Exit code of a run that failed after it started (a usage error exits 2)."""
+ABORTED = 130
+"""Exit code after Ctrl-C (128 + SIGINT), as shells report it."""
+
+
+def debugging(flag: bool = False) -> bool:
+    """True when tracebacks were asked for (``--debug`` or ``AMAGO_DEBUG=1``)."""
+    return flag or os.environ.get(DEBUG_ENV, "").strip().lower() in {"1", "true", "yes", "on"}
+
+
+def error_lines(exc: BaseException) -> list[str]:
+    """What to print for ``exc``: one line per problem of a config error, else its first line.
+
+    An exception that is not amago's own (a bug, or a library failing) also names its type and how to see more.
+    """
+    from pydantic import ValidationError
+
+    from amago_core.config.errors import describe_validation_error
+
+    if isinstance(exc, ValidationError):
+        return describe_validation_error(exc)
+    first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
+    if type(exc).__module__.split(".")[0].startswith("amago"):
+        return [first]
+    return [
+        f"{type(exc).__name__}: {first} (unexpected; rerun with --debug or {DEBUG_ENV}=1 for the traceback)"
+    ]
+
+
+@contextmanager
+def one_line_errors(
+    debug: bool, *, after: Callable[[], str] | None = None, usage: bool = False
+) -> Iterator[None]:
+    """Turns any exception into ``amago: error: ...`` lines and an exit code (unless debugging).
+
+    Args:
+        debug: re-raise instead (the full traceback).
+        after: a sentence appended to the last line (e.g. which checkpoint exists); asked for lazily.
+        usage: the errors are the user's input (exit 2) rather than a failed run (exit 1).
+    """
+    try:
+        yield
+    except typer.Exit:
+        raise
+    except KeyboardInterrupt:
+        if debug:
+            raise
+        fail("aborted (Ctrl-C twice)." + (f" {after()}" if after else ""), code=ABORTED)
+    except Exception as exc:
+        if debug:
+            raise
+        import sys
+
+        lines = error_lines(exc)
+        for line in lines[:-1]:
+            sys.stderr.write(f"amago: error: {line}\n")
+        suffix = f" {after()}" if after else ""
+        fail(lines[-1] + suffix, code=USAGE_ERROR if usage else RUNTIME_ERROR)
