@@ -172,3 +172,18 @@ def test_accelerate_launch_two_cpu_processes(tiny_job, tmp_path):
     records = [json.loads(line) for line in (run_dir / "metrics.jsonl").read_text().splitlines()]
     val = [r for r in records if "val/Average Total Return (Across All Env Names)" in r]
     assert len(val) == 2  # one averaged record per evaluation, not one per process
+    state = run_dir / "ckpts" / "latest" / "state_epoch_1"
+    assert {"rng_0.json", "rng_1.json"} <= {p.name for p in state.iterdir()}  # each process's random streams
+    assert json.loads((state / "progress.json").read_text())["num_processes"] == 2
+    # Resuming the 2-process run as 1 process continues, and says what changes.
+    resumed = subprocess.run(
+        [*AMAGO, "run", "--resume", str(run_dir), "-o", "schedule.epochs=3", "--quiet"],
+        capture_output=True,
+        text=True,
+        env=_env(),
+        timeout=300,
+        check=False,
+    )
+    assert resumed.returncode == 0, resumed.stderr[-2000:]
+    assert "was saved by 2 process(es) and this run has 1" in resumed.stderr
+    assert "resuming after epoch 1" in resumed.stderr
