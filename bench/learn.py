@@ -8,7 +8,8 @@ Usage:
     uv run python bench/learn.py popgym-repeat-previous-easy --minutes 30
 
 Each run writes a learning-curve PNG under bench/out/<task>/ and prints one line per evaluation and a summary.
-AMAGO v3.3.0 on this machine kind (transformer 3x128, 12 actors, 1 thread): T-Maze H=10 solved after
+AMAGO v3.3.0 on this machine kind, measured in earlier sessions and not side by side with these runs (so not a
+ratio; ``bench/vs_amago.py`` is the side-by-side tool), transformer 3x128, 12 actors, 1 thread: T-Maze H=10 solved after
 6,600-9,240 env steps in 1.9-2.7 min; H=30 after 13,020-18,600 steps in 5.6-9.3 min; Meta-Frozen-Lake (5x5,
 k=10) showed no in-context improvement in 10 min; POPGym RepeatPreviousEasy stayed at the random floor (about
 -0.49) for 10 min.

@@ -5,8 +5,8 @@ sequences of 250 steps (251 observations) with Box(4,) observations and Discrete
 timestep encoder ``ff`` (1 layer, 128 hidden, 64 out) and each trajectory encoder at 3 layers × 128
 (``ff``, ``rnn``, ``transformer``). The agent is the default one: 4 critics, 7 gammas, PopArt, binary filter.
 
-AMAGO v3.3.0 managed 0.41 (ff), 0.45 (GRU) and 0.24 (Transformer) updates/s on the same machine kind; the
-script prints our figures and the ratio.
+Ratios against AMAGO count only when both sides run in one session on one machine: ``bench/vs_amago.py`` does
+that. This script times amago's update alone (a quick check while working on the update's cost).
 
 Run: ``.venv/bin/python bench/update.py`` (``--updates`` to trade time for stability, ``--encoders`` to pick).
 """
@@ -31,7 +31,6 @@ TRAJ = {
     "rnn": {"kind": "rnn", "d_hidden": 128, "d_output": 128, "n_layers": 3},
     "transformer": {"kind": "transformer", "d_model": 128, "n_heads": 8, "d_ff": 512, "n_layers": 3},
 }
-AMAGO_UPDATES_PER_S = {"ff": 0.41, "rnn": 0.45, "transformer": 0.24}
 
 
 def random_batch(rng: np.random.Generator) -> Batch:
@@ -94,7 +93,7 @@ def updates_per_second(traj: str, updates: int, warmup: int) -> float:
 
 
 def main() -> None:
-    """Prints updates/s per trajectory encoder and the ratio to AMAGO v3.3.0."""
+    """Prints updates/s per trajectory encoder."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--updates", type=int, default=5, help="timed updates per encoder")
     parser.add_argument("--warmup", type=int, default=2, help="untimed updates first")
@@ -103,11 +102,10 @@ def main() -> None:
     torch.set_num_threads(1)
     torch.manual_seed(0)
     print(f"torch {torch.__version__}, 1 thread, load average {os.getloadavg()[0]:.2f}")
-    print(f"{'traj encoder':<14}{'updates/s':>10}{'AMAGO':>8}{'ratio':>8}")
+    print(f"{'traj encoder':<14}{'updates/s':>10}")
     for traj in args.encoders:
         rate = updates_per_second(traj, args.updates, args.warmup)
-        amago = AMAGO_UPDATES_PER_S[traj]
-        print(f"{traj:<14}{rate:>10.2f}{amago:>8.2f}{rate / amago:>7.2f}x", flush=True)
+        print(f"{traj:<14}{rate:>10.2f}", flush=True)
 
 
 if __name__ == "__main__":

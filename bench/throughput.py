@@ -1,0 +1,137 @@
+"""amago's side of the side-by-side throughput measurement (``bench/vs_amago.py`` runs both sides).
+
+The configuration is the one ``../shared/baselines/amago-3.3.0/amago_bench.py throughput`` measures AMAGO on:
+Meta-Frozen-Lake 5x5, k=10, 16 ``sync`` actors, ``max_seq_len = traj_save_len = 250``, timestep encoder ff
+1x128 -> 64, trajectory encoder 3 layers x 128 (transformer: 8 heads, d_ff 512, plain-PyTorch attention),
+``agent`` with tau 0.004, epsilon-greedy 1.0 -> 0.05, batches of 24, one torch thread.
+
+- collection: wall time of ``collect_new_training_data()`` with 250 steps per actor (4,000 env steps), called
+  ``--collect-calls`` times; the first call is warm-up, the median of the rest is reported;
+- training: ``train_step`` on batches from the train loader, ``--warmup`` untimed then ``--updates`` timed
+  (loading + compute, as AMAGO's figure);
+- start-up: building the experiment and ``start()``; imports are timed by ``vs_amago.py`` from outside.
+
+Prints one JSON object (``--out`` also writes it).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import resource
+import statistics
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+ROLLOUT = 250  # the lake's 25-step attempts x k = 10
+TRAJ = {
+    "ff": {"kind": "ff", "d_model": 128, "n_layers": 3},
+    "rnn": {"kind": "rnn", "d_hidden": 128, "d_output": 128, "n_layers": 3},
+    "transformer": {"kind": "transformer", "d_model": 128, "n_heads": 8, "d_ff": 512, "n_layers": 3},
+}
+
+
+def job(encoder: str, folder: str, precision: str) -> dict[str, Any]:
+    """The measured configuration as an amago config tree."""
+    return {
+        "env": {"id": "frozen-lake", "size": 5, "k_episodes": 10},
+        "tstep_encoder": {
+            "kind": "ff",
+            "n_layers": 1,
+            "d_hidden": 128,
+            "d_output": 64,
+            "normalize_inputs": False,
+        },
+        "traj_encoder": TRAJ[encoder],
+        "agent": {"kind": "agent", "tau": 0.004},
+        "exploration": {"kind": "egreedy", "eps_start": 1.0, "eps_end": 0.05, "steps_anneal": 1_000_000},
+        "run": {
+            "name": f"tp-{encoder}",
+            "ckpt_base_dir": folder,
+            "max_seq_len": ROLLOUT,
+            "seed": 0,
+            "torch_threads": 1,
+        },
+        "replay": {"traj_save_len": ROLLOUT, "dset_max_size": 12_500},
+        "rollout": {"parallel_actors": 16, "env_mode": "sync"},
+        "optim": {"batch_size": 24, "mixed_precision": precision},
+        "schedule": {
+            "epochs": 1,
+            "train_timesteps_per_epoch": ROLLOUT,
+            "train_batches_per_epoch": 1_000,
+            "val_interval": None,
+            "ckpt_interval": None,
+            "rolling_state": False,
+        },
+        "logging": {"verbose": False, "plot": False},
+    }
+
+
+def measure(encoder: str, collect_calls: int, warmup: int, updates: int, precision: str) -> dict[str, Any]:
+    from amago_core.config.sources import load_config
+    from amago_core.experiment import Experiment
+
+    load_start = list(os.getloadavg())
+    with tempfile.TemporaryDirectory(prefix="amago-tp-") as folder:
+        t0 = time.perf_counter()
+        experiment = Experiment(load_config(base=job(encoder, folder, precision), environ={}))
+        experiment.start()
+        startup = time.perf_counter() - t0
+        try:
+            calls = []
+            for _ in range(collect_calls):
+                t = time.perf_counter()
+                experiment.collect_new_training_data()
+                calls.append(time.perf_counter() - t)
+            experiment.dataset.on_end_of_collection()
+            loader = iter(experiment.init_dloaders())
+            experiment.policy_aclr.train()
+            load_s, step_s = [], []
+            for _ in range(warmup + updates):
+                t = time.perf_counter()
+                item = next(loader)
+                batch = item if not isinstance(item, list) else item[0][0]
+                t1 = time.perf_counter()
+                experiment.train_step(batch, log_step=False)
+                load_s.append(t1 - t)
+                step_s.append(time.perf_counter() - t1)
+        finally:
+            experiment.close()
+    steps_per_call = ROLLOUT * 16
+    steady = calls[1:] or calls
+    measured = sum(load_s[warmup:]) + sum(step_s[warmup:])
+    return {
+        "side": "amago",
+        "encoder": encoder,
+        "precision": precision,
+        "loadavg_at_start": load_start,
+        "startup_s": startup,
+        "collect_steps_per_s": steps_per_call / statistics.median(steady),
+        "collect_call_s": calls,
+        "updates_per_s": updates / measured,
+        "median_update_s": statistics.median(step_s[warmup:]),
+        "peak_rss_gib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20,
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--encoder", choices=sorted(TRAJ), default="transformer")
+    parser.add_argument("--collect-calls", type=int, default=3)
+    parser.add_argument("--warmup", type=int, default=5)
+    parser.add_argument("--updates", type=int, default=30)
+    parser.add_argument("--precision", choices=["no", "bf16"], default="no")
+    parser.add_argument("--out", type=Path)
+    args = parser.parse_args()
+    result = measure(args.encoder, args.collect_calls, args.warmup, args.updates, args.precision)
+    text = json.dumps(result, indent=2)
+    if args.out:
+        args.out.write_text(text + "\n")
+    print(text)
+
+
+if __name__ == "__main__":
+    main()

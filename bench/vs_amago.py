@@ -1,0 +1,163 @@
+"""amago against the real AMAGO v3.3.0, measured side by side in one run on this machine.
+
+For each trajectory encoder (ff, GRU, Transformer) it runs AMAGO's own measurement
+(``../shared/baselines/amago-3.3.0/amago_bench.py throughput``) and amago's (``bench/throughput.py``) of the
+same configuration, one process at a time, alternating which side goes first, ``--reps`` times, one torch
+thread each, and prints one table: collection env steps/s, gradient updates/s, launch-to-first-step (import +
+build + start) and peak RSS, each side's median and spread, the ratio of medians, and the load average.
+
+The AMAGO side runs in a throw-away venv (``setup.sh``; built here when missing, ~1 min). It is a measuring
+stick only: nothing of it is imported by the project.
+
+Usage: uv run python bench/vs_amago.py [--reps 2] [--encoders ff rnn transformer] [--updates 30]
+Not part of CI (minutes per configuration); the figures go into the issue note and the README.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+BASELINE = ROOT.parent / "shared" / "baselines" / "amago-3.3.0"
+ONE_THREAD = {"OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1", "TORCH_COMPILE_DISABLE": "1"}
+
+
+def ensure_baseline(venv: Path) -> Path:
+    """The AMAGO venv's python, building the venv with the baseline's ``setup.sh`` when it is missing."""
+    python = venv / "bin" / "python"
+    if not python.is_file():
+        print(f"building the AMAGO venv at {venv} (setup.sh, ~1 min)", file=sys.stderr)
+        subprocess.run(["bash", str(BASELINE / "setup.sh"), str(venv)], check=True)
+    return python
+
+
+def run_measured(cmd: list[str], env: dict[str, str]) -> tuple[float, int]:
+    """Runs ``cmd``; returns its wall seconds and its peak RSS in KiB (from the kernel's accounting)."""
+    start = time.perf_counter()
+    proc = subprocess.Popen(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    _, status, usage = os.wait4(proc.pid, 0)
+    proc.returncode = os.waitstatus_to_exitcode(status)
+    err = proc.stderr.read() if proc.stderr else ""
+    if proc.returncode != 0:
+        msg = f"{' '.join(cmd[:4])} ... failed ({proc.returncode}): {err[-1500:]}"
+        raise RuntimeError(msg)
+    return time.perf_counter() - start, usage.ru_maxrss
+
+
+def import_seconds(python: str, module: str, env: dict[str, str]) -> float:
+    """Wall time of a fresh interpreter importing ``module`` (what a launch pays before building anything)."""
+    wall, _ = run_measured([python, "-c", f"import {module}"], env)
+    return wall
+
+
+def amago_side(python: Path, encoder: str, args: argparse.Namespace, out: Path, env: dict[str, str]) -> dict:
+    cmd = [
+        str(python), str(BASELINE / "amago_bench.py"), "throughput", "--encoder", encoder, "--threads", "1",
+        "--collect_epochs", str(args.collect_calls), "--warmup_updates", str(args.warmup),
+        "--updates", str(args.updates), "--out", str(out),
+    ]  # fmt: skip
+    _, rss = run_measured(cmd, {**env, "AMAGO_REF_SRC": str(BASELINE)})
+    data = json.loads(out.read_text())
+    return {
+        "collect": data["collect"]["steady_steps_per_s_median"],
+        "updates": data["train"].get("updates_per_s"),
+        "launch": import_seconds(str(python), "amago", env) + data["startup_s"],
+        "rss_gib": rss / 2**20,
+        "load": data["loadavg_at_start"][0],
+    }
+
+
+def our_side(encoder: str, args: argparse.Namespace, out: Path, env: dict[str, str]) -> dict:
+    cmd = [
+        sys.executable, str(ROOT / "bench" / "throughput.py"), "--encoder", encoder,
+        "--collect-calls", str(args.collect_calls), "--warmup", str(args.warmup), "--updates", str(args.updates),
+        "--precision", args.precision, "--out", str(out),
+    ]  # fmt: skip
+    _, rss = run_measured(cmd, env)
+    data = json.loads(out.read_text())
+    return {
+        "collect": data["collect_steps_per_s"],
+        "updates": data["updates_per_s"],
+        "launch": import_seconds(sys.executable, "amago_core.experiment", env) + data["startup_s"],
+        "rss_gib": rss / 2**20,
+        "load": data["loadavg_at_start"][0],
+    }
+
+
+def spread(values: list[float]) -> str:
+    return f"{statistics.median(values):.3g} [{min(values):.3g}-{max(values):.3g}]"
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--reps", type=int, default=2)
+    parser.add_argument("--encoders", nargs="+", default=["ff", "rnn", "transformer"])
+    parser.add_argument("--collect-calls", type=int, default=3)
+    parser.add_argument("--warmup", type=int, default=5)
+    parser.add_argument("--updates", type=int, default=30)
+    parser.add_argument("--precision", choices=["no", "bf16"], default="no", help="amago's side only")
+    parser.add_argument("--venv", type=Path, default=ROOT / ".venv-amago-ref")
+    parser.add_argument("--out", type=Path, default=ROOT / "bench" / "out" / "vs_amago.json")
+    args = parser.parse_args()
+    python = ensure_baseline(args.venv)
+    env = {**os.environ, **ONE_THREAD}
+    results: dict[str, dict[str, list[dict]]] = {e: {"AMAGO": [], "amago": []} for e in args.encoders}
+    with tempfile.TemporaryDirectory(prefix="vs-amago-") as scratch:
+        for rep in range(args.reps):
+            for encoder in args.encoders:
+                order = ["AMAGO", "amago"] if rep % 2 == 0 else ["amago", "AMAGO"]
+                for name in order:
+                    out = Path(scratch) / f"{name}-{encoder}-{rep}.json"
+                    if name == "AMAGO":
+                        figures = amago_side(python, encoder, args, out, env)
+                    else:
+                        figures = our_side(encoder, args, out, env)
+                    results[encoder][name].append(figures)
+                    print(f"rep {rep} {encoder:11s} {name:5s} {json.dumps(figures)}", file=sys.stderr)
+    rows = []
+    header = (
+        f"{'encoder':11s} {'figure':22s} {'AMAGO v3.3.0':>22s} {'amago':>22s} {'ratio':>6s}  load (1 min)"
+    )
+    for encoder, sides in results.items():
+        for key, label, higher_is_better in (
+            ("collect", "collection env-steps/s", True),
+            ("updates", "gradient updates/s", True),
+            ("launch", "launch to first step s", False),
+            ("rss_gib", "peak RSS GiB", False),
+        ):
+            theirs = [f[key] for f in sides["AMAGO"] if f[key] is not None]
+            ours = [f[key] for f in sides["amago"] if f[key] is not None]
+            if not theirs or not ours:
+                continue
+            ratio = statistics.median(ours) / statistics.median(theirs)
+            loads = [f["load"] for f in sides["AMAGO"] + sides["amago"]]
+            rows.append(
+                f"{encoder:11s} {label:22s} {spread(theirs):>22s} {spread(ours):>22s} {ratio:6.2f}  "
+                f"{min(loads):.2f}-{max(loads):.2f}" + ("" if higher_is_better else "  (lower is better)")
+            )
+    table = "\n".join([header, *rows])
+    print(table)
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    args.out.write_text(
+        json.dumps(
+            {
+                "args": vars(args) | {"venv": str(args.venv), "out": str(args.out)},
+                "results": results,
+                "table": table,
+            },
+            indent=2,
+        )
+        + "\n"
+    )
+
+
+if __name__ == "__main__":
+    main()
