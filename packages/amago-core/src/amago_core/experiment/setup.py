@@ -15,6 +15,7 @@ from tqdm.auto import tqdm
 from amago_core.data.dataset import RLDataset
 from amago_core.data.disk_buffer import DiskTrajDataset
 from amago_core.experiment.checkpoints import CheckpointStore
+from amago_core.experiment.fast_torch import skip_dynamo_import, untraced_adamw
 from amago_core.experiment.interaction import InteractionMixin
 from amago_core.experiment.logger import RunLogger
 from amago_core.experiment.processes import default_torch_threads
@@ -163,12 +164,19 @@ class SetupMixin(InteractionMixin):
             tstep_encoder=self.components.tstep_encoder.builder(),
             traj_encoder=self.components.traj_encoder.builder(),
         )
+        skip_dynamo_import()  # nothing here compiles: the optimiser need not import torch's compiler (~1.5 s)
         optimizer = self.init_optimizer(agent)
         warmup = max(self.config.optim.lr_warmup_steps, 1)
         scheduler = torch.optim.lr_scheduler.LambdaLR(optimizer, lambda step: min((step + 1) / warmup, 1.0))
-        self.policy_aclr, self.optimizer, self.lr_schedule = self._accelerator.prepare(
-            agent, optimizer, scheduler
-        )
+        self.agent_module = agent
+        accelerator = self._accelerator
+        if accelerator.num_processes > 1 or accelerator.device.type != "cpu" or accelerator.mixed_precision != "no":
+            self.policy_aclr, self.optimizer, self.lr_schedule = accelerator.prepare(agent, optimizer, scheduler)
+        else:
+            # One CPU process in full precision: preparing the model would only place it on the CPU it is on,
+            # after importing torch's distributed-tensor stack to ask whether it holds DTensors (~0.6 s).
+            self.policy_aclr = agent
+            self.optimizer, self.lr_schedule = accelerator.prepare(optimizer, scheduler)
         self.grad_update_counter = 0
 
     def init_optimizer(self, policy: torch.nn.Module) -> torch.optim.Optimizer:
@@ -176,7 +184,8 @@ class SetupMixin(InteractionMixin):
         trainable = getattr(policy, "trainable_parameters", None)
         params = list(trainable()) if callable(trainable) else list(policy.parameters())
         optim = self.config.optim
-        return torch.optim.AdamW(params, lr=optim.learning_rate, weight_decay=optim.l2_coeff)
+        # AdamW, minus torch's per-step compiler bookkeeping (which imports torch._dynamo: ~1.5 s per process).
+        return untraced_adamw(params, lr=optim.learning_rate, weight_decay=optim.l2_coeff)
 
     def init_checkpoints(self) -> None:
         """Creates the checkpoint folders."""

@@ -94,6 +94,10 @@ class ExperimentState:
         self.total_frames = 0
         self.frames_by_env_name: dict[str, int] = {}
         self.accelerator: Accelerator | None = None
+        self.agent_module: torch.nn.Module | None = None
+        """The agent as built; ``policy_aclr`` is the same module as accelerate prepared it (DDP-wrapped when
+        several processes train). Kept, rather than unwrapped on every use: accelerate's unwrapping asks
+        whether the module was compiled, which imports torch's compiler (~1.5 s)."""
         self.checkpoints: CheckpointStore | None = None
         self.train_envs: RolePool | None = None
         self.val_envs: RolePool | None = None
@@ -171,8 +175,11 @@ class ExperimentState:
 
     @property
     def policy(self) -> torch.nn.Module:
-        """The agent, unwrapped from accelerate/DDP."""
-        return self._accelerator.unwrap_model(self.policy_aclr)
+        """The agent, unwrapped from accelerate/DDP (the module ``init_model`` built; DDP shares its parameters)."""
+        if self.agent_module is None:
+            msg = "call Experiment.start() first: the agent is built there"
+            raise RuntimeError(msg)
+        return self.agent_module
 
     @property
     def DEVICE(self) -> torch.device:

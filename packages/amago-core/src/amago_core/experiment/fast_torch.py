@@ -1,0 +1,82 @@
+"""Keeps torch's compiler stack (``torch._dynamo``, ~1.5 s to import here) out of runs that never compile.
+
+The optimiser's methods (``__init__`` via ``add_param_group``, ``zero_grad``, the Adam kernels, ``state_dict``...)
+are wrapped by torch in ``torch._disable_dynamo``, which imports ``torch._dynamo`` on their first call only to
+mark them "do not trace". A run that never calls ``torch.compile`` has nothing to hide them from, so the mark is
+given up front: each wrapped function is recorded as its own "disabled" version (the attribute torch's wrapper
+caches it under), and the import never happens. Once something has imported ``torch._dynamo`` (a flex-attention
+encoder, a plugin that compiles), this does nothing and torch behaves as it intends.
+"""
+
+from __future__ import annotations
+
+import inspect
+import sys
+from collections.abc import Callable, Iterable
+from types import FunctionType, ModuleType
+
+import torch
+
+CACHE_ATTRIBUTE = "__dynamo_disable"
+"""Where ``torch._compile._disable_dynamo``'s wrapper caches the disabled version of the function it wraps."""
+
+
+def _wrapped_functions(module: ModuleType) -> list[FunctionType]:
+    """Python functions that something in ``module`` (or one of its classes) wraps with ``functools.wraps``."""
+    owners: list[object] = [module, *(v for v in vars(module).values() if isinstance(v, type))]
+    found = []
+    for owner in owners:
+        for value in list(vars(owner).values()):
+            wrapped = getattr(value, "__wrapped__", None)
+            if isinstance(wrapped, FunctionType):
+                found.append(wrapped)
+    return found
+
+
+def skip_dynamo_import() -> int:
+    """Marks the dynamo-disabled functions of ``torch.optim`` so that calling them imports nothing.
+
+    Returns:
+        How many functions were marked (0 when ``torch._dynamo`` is already imported, or when torch's internals
+        no longer look as expected: then the first optimiser call imports it, as torch intends).
+    """
+    if "torch._dynamo" in sys.modules:
+        return 0
+    try:
+        import torch._compile
+
+        if torch._compile._disable_dynamo(lambda: None).__code__.co_name != "inner":
+            return 0  # the wrapper changed shape; leave it alone
+        modules = [
+            m for name, m in list(sys.modules.items()) if name.startswith("torch.optim") and m is not None
+        ]
+        marked = 0
+        for module in modules:
+            for function in _wrapped_functions(module):
+                setattr(function, CACHE_ATTRIBUTE, function)
+                marked += 1
+        return marked
+    except Exception:  # torch changed in a way this does not know: fall back to torch's own behaviour
+        return 0
+
+
+def untraced_adamw(params: Iterable[torch.nn.Parameter], lr: float, weight_decay: float) -> torch.optim.AdamW:
+    """``torch.optim.AdamW`` whose ``step`` runs without torch's per-step compiler bookkeeping.
+
+    torch wraps every optimiser ``step`` so that, under ``torch.compile``, the update sits behind a graph break;
+    the wrapper imports ``torch._dynamo`` on the first step. Outside compilation it only disables gradients, so
+    that is all this step does before running AdamW's own update (the same arithmetic, bit for bit).
+    """
+    return _UntracedAdamW(params, lr=lr, weight_decay=weight_decay)
+
+
+class _UntracedAdamW(torch.optim.AdamW):
+    def step(self, closure: Callable[[], float] | None = None) -> float | None:  # type: ignore[override]
+        if "torch._dynamo" in sys.modules or self.defaults.get("differentiable"):
+            return torch.optim.AdamW.step(self, closure)  # torch's own path: compiled code may call us
+        with torch.no_grad():
+            return _RAW_ADAMW_STEP(self, closure)
+
+
+_RAW_ADAMW_STEP = inspect.unwrap(torch.optim.AdamW.step)
+"""AdamW's update without torch's wrappers (the profiler hook wraps ``_UntracedAdamW.step`` itself)."""
