@@ -140,7 +140,9 @@ class OptimSection(StrictModel):
     l2_coeff: float = Field(1e-3, ge=0)
     """AdamW weight decay."""
     mixed_precision: Literal["no", "fp16", "bf16"] = "no"
-    """accelerate mixed precision (bf16 needs a GPU that supports it)."""
+    """Autocast of the forward passes; parameters and the update stay fp32. `bf16` works on GPUs that support it
+    and on CPUs (fastest with avx512_bf16/AMX; on a CPU only the training forward is cast, rollouts stay fp32);
+    `fp16` uses a gradient scaler (GPU)."""
 
 
 class ScheduleSection(StrictModel):

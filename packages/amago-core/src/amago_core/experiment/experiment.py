@@ -84,7 +84,8 @@ class Experiment(SetupMixin):
         batch = batch.to_torch(self.DEVICE)
         with accelerator.accumulate(self.policy_aclr):
             self.optimizer.zero_grad()
-            loss, metrics = self.compute_loss(batch, log_step)
+            with self.training_caster():  # mixed precision: the forward in bf16/fp16, the update in fp32
+                loss, metrics = self.compute_loss(batch, log_step)
             accelerator.backward(loss * loss_weight if loss_weight != 1.0 else loss)
             stepped = accelerator.sync_gradients
             if stepped:

@@ -170,11 +170,18 @@ class SetupMixin(InteractionMixin):
         scheduler = torch.optim.lr_scheduler.LambdaLR(optimizer, lambda step: min((step + 1) / warmup, 1.0))
         self.agent_module = agent
         accelerator = self._accelerator
-        if accelerator.num_processes > 1 or accelerator.device.type != "cpu" or accelerator.mixed_precision != "no":
-            self.policy_aclr, self.optimizer, self.lr_schedule = accelerator.prepare(agent, optimizer, scheduler)
+        if (
+            accelerator.num_processes > 1
+            or accelerator.device.type != "cpu"
+            or accelerator.mixed_precision == "fp16"
+        ):
+            self.policy_aclr, self.optimizer, self.lr_schedule = accelerator.prepare(
+                agent, optimizer, scheduler
+            )
         else:
-            # One CPU process in full precision: preparing the model would only place it on the CPU it is on,
-            # after importing torch's distributed-tensor stack to ask whether it holds DTensors (~0.6 s).
+            # One CPU process (bf16 autocast comes from caster() in train_step): preparing the model would only
+            # place it on the CPU it is on, after importing torch's distributed-tensor stack to ask whether it
+            # holds DTensors (~0.6 s).
             self.policy_aclr = agent
             self.optimizer, self.lr_schedule = accelerator.prepare(optimizer, scheduler)
         self.grad_update_counter = 0

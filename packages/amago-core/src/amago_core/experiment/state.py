@@ -187,7 +187,18 @@ class ExperimentState:
         return self._accelerator.device
 
     def caster(self) -> AbstractContextManager[Any]:
-        """Autocast context for rollouts under mixed precision (no-op otherwise)."""
+        """Autocast context of rollouts under mixed precision: on a GPU only (no-op otherwise).
+
+        On a CPU a rollout steps one small batch at a time, and casting it costs more than bf16 matmuls save
+        (GRU collection measured 16.3k -> 10.4k env steps/s); the training forward autocasts everywhere
+        (:meth:`training_caster`).
+        """
+        if self.DEVICE.type == "cpu":
+            return nullcontext()
+        return self.training_caster()
+
+    def training_caster(self) -> AbstractContextManager[Any]:
+        """Autocast context of the training forward under mixed precision, on any device (no-op otherwise)."""
         precision = self.config.optim.mixed_precision
         if precision == "no":
             return nullcontext()
