@@ -80,3 +80,43 @@ class _UntracedAdamW(torch.optim.AdamW):
 
 _RAW_ADAMW_STEP = inspect.unwrap(torch.optim.AdamW.step)
 """AdamW's update without torch's wrappers (the profiler hook wraps ``_UntracedAdamW.step`` itself)."""
+
+
+_MMAP_THRESHOLD, _TRIM_THRESHOLD, _TOP_PAD = -3, -1, -2  # glibc's mallopt parameter numbers (malloc.h)
+_KEEP_BYTES = 256 * 2**20
+_MMAP_LIMIT = 32 * 2**20  # glibc's largest allowed M_MMAP_THRESHOLD on 64-bit systems
+
+
+def tune_allocator() -> bool:
+    """Keeps freed tensor memory in glibc's heap for reuse instead of handing it back to the OS.
+
+    A training step allocates and frees many activation tensors of a few to ~30 MB. glibc serves each of those
+    with a fresh ``mmap`` and unmaps it on free, so every step pays page faults on all of it again; on a virtual
+    machine that measured ~15 % of a GRU or Transformer update. Raising the mmap and trim thresholds (what
+    ``MALLOC_MMAP_THRESHOLD_`` / ``MALLOC_TRIM_THRESHOLD_`` would do) lets the heap reuse them.
+
+    Returns:
+        Whether the allocator was tuned (only glibc, and only when no ``MALLOC_*`` variable says otherwise).
+    """
+    import ctypes
+    import ctypes.util
+    import os
+    import platform
+
+    if platform.libc_ver()[0] != "glibc" or any(name.startswith("MALLOC_") for name in os.environ):
+        return False
+    libc_name = ctypes.util.find_library("c")
+    if libc_name is None:
+        return False
+    try:
+        libc = ctypes.CDLL(libc_name)
+        return all(
+            libc.mallopt(parameter, value) == 1
+            for parameter, value in (
+                (_MMAP_THRESHOLD, _MMAP_LIMIT),
+                (_TRIM_THRESHOLD, _KEEP_BYTES),
+                (_TOP_PAD, _KEEP_BYTES),
+            )
+        )
+    except (OSError, AttributeError):
+        return False

@@ -15,7 +15,7 @@ from tqdm.auto import tqdm
 from amago_core.data.dataset import RLDataset
 from amago_core.data.disk_buffer import DiskTrajDataset
 from amago_core.experiment.checkpoints import CheckpointStore
-from amago_core.experiment.fast_torch import skip_dynamo_import, untraced_adamw
+from amago_core.experiment.fast_torch import skip_dynamo_import, tune_allocator, untraced_adamw
 from amago_core.experiment.interaction import InteractionMixin
 from amago_core.experiment.logger import RunLogger
 from amago_core.experiment.processes import default_torch_threads
@@ -73,6 +73,8 @@ class SetupMixin(InteractionMixin):
             torch.use_deterministic_algorithms(True)
             torch.backends.cudnn.benchmark = False
         threads = self.config.run.torch_threads
+        if self.DEVICE.type == "cpu":
+            tune_allocator()  # big activation tensors reuse heap memory instead of page-faulting each step
         if self.DEVICE.type == "cpu" or threads:
             torch.set_num_threads(threads or default_torch_threads(self.accelerator.num_processes))
         self.checkpoints = CheckpointStore(self.accelerator, self.paths)
