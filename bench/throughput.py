@@ -9,6 +9,8 @@ Meta-Frozen-Lake 5x5, k=10, 16 ``sync`` actors, ``max_seq_len = traj_save_len = 
   ``--collect-calls`` times; the first call is warm-up, the median of the rest is reported;
 - training: ``train_step`` on batches from the train loader, ``--warmup`` untimed then ``--updates`` timed
   (loading + compute, as AMAGO's figure);
+- the policy's ceiling: env steps/s of the policy alone (one cached step for all 16 rows, no envs), which
+  collection can at best reach;
 - start-up: building the experiment and ``start()``; imports are timed by ``vs_amago.py`` from outside.
 
 Prints one JSON object (``--out`` also writes it).
@@ -70,6 +72,27 @@ def job(encoder: str, folder: str, precision: str) -> dict[str, Any]:
     }
 
 
+def policy_ceiling(experiment: Any, steps: int = 200) -> float:
+    """Env steps/s the policy alone allows: one cached step for all 16 rows, no envs (collection's ceiling)."""
+    import torch
+
+    from amago_core.experiment.acting import policy_input
+
+    policy, device = experiment.policy, experiment.DEVICE
+    policy.eval()
+    timestep = experiment.train_envs.reset()
+    hidden = policy.init_hidden_state(16, device)
+    with torch.no_grad():
+        obs, rl2, time_idx = policy_input(timestep, device)
+        for _ in range(5):
+            policy.get_actions(obs, rl2, time_idx, hidden)
+        start = time.perf_counter()
+        for _ in range(steps):
+            _, hidden = policy.get_actions(obs, rl2, time_idx, hidden)
+        elapsed = time.perf_counter() - start
+    return 16 * steps / elapsed
+
+
 def measure(encoder: str, collect_calls: int, warmup: int, updates: int, precision: str) -> dict[str, Any]:
     from amago_core.config.sources import load_config
     from amago_core.experiment import Experiment
@@ -86,6 +109,7 @@ def measure(encoder: str, collect_calls: int, warmup: int, updates: int, precisi
                 t = time.perf_counter()
                 experiment.collect_new_training_data()
                 calls.append(time.perf_counter() - t)
+            ceiling = policy_ceiling(experiment)
             experiment.dataset.on_end_of_collection()
             loader = iter(experiment.init_dloaders())
             experiment.policy_aclr.train()
@@ -111,6 +135,7 @@ def measure(encoder: str, collect_calls: int, warmup: int, updates: int, precisi
         "startup_s": startup,
         "collect_steps_per_s": steps_per_call / statistics.median(steady),
         "collect_call_s": calls,
+        "policy_ceiling_steps_per_s": ceiling,
         "updates_per_s": updates / measured,
         "median_update_s": statistics.median(step_s[warmup:]),
         "peak_rss_gib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20,
