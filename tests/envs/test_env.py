@@ -172,6 +172,48 @@ def test_wrong_obs_shape_names_env_and_key():
         env.step(0)
 
 
+class NanObsEnv(CountEnv):
+    """Its observation turns NaN at ``bad_step`` (0: the reset observation)."""
+
+    def __init__(self, bad_step: int) -> None:
+        super().__init__(ep_len=10)
+        self.bad_step = bad_step
+
+    def _obs(self) -> np.ndarray:
+        obs = super()._obs()
+        return np.array([np.nan, obs[1]], np.float32) if self.t == self.bad_step else obs
+
+
+def _reset_then_step_twice(envs, action) -> None:
+    envs.reset()
+    envs.step(action)
+    envs.step(action)
+
+
+@pytest.mark.parametrize("bad_step", [0, 2])
+def test_a_non_finite_observation_is_refused_where_it_enters(bad_step):
+    from amago_core.rollout import NonFiniteEnvDataError, make_pool
+    from amago_core.rollout.creator import EnvCreator
+
+    env = AMAGOEnv(NanObsEnv(bad_step), env_name="nanobs")
+    expected = rf"env 'nanobs' returned a non-finite observation 'observation' \(nan\) at step {bad_step} of an episode;"
+    with pytest.raises(NonFiniteEnvDataError, match=expected):
+        _reset_then_step_twice(env, 0)
+    # The stacked sync pool builds its timesteps without AMAGOEnv.step; it refuses the same data, naming the row.
+    creators = [
+        EnvCreator(lambda: AMAGOEnv(CountEnv(ep_len=10), env_name="fine")),
+        EnvCreator(lambda: AMAGOEnv(NanObsEnv(bad_step), env_name="nanobs")),
+    ]
+    pool = make_pool("sync", creators)
+    try:
+        with pytest.raises(
+            NonFiniteEnvDataError, match=rf"'nanobs' .* at step {bad_step} of an episode \(row 1\)"
+        ):
+            _reset_then_step_twice(pool, np.zeros(2, np.int64))
+    finally:
+        pool.close()
+
+
 def test_wrong_obs_dtype_names_env_and_key():
     class BadDtype(CountEnv):
         def __init__(self):

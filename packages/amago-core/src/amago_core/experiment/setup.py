@@ -138,10 +138,7 @@ class SetupMixin(InteractionMixin):
         self.rl2_space = gymnasium.spaces.Box(-np.inf, np.inf, (1 + int(sample_env.action_dim),), np.float32)
         sample_env.close()
         sched, role = self.config.schedule, self.role
-        collects = (
-            role.collects and sched.start_collecting_at_epoch < sched.epochs and not self.evaluation_only
-        )
-        if collects and self.make_train_env is not None:
+        if self._collects_this_run and self.make_train_env is not None:
             save_dir = self.dataset.save_new_trajs_to if self.dataset is not None else None
             self.train_envs = self._pool(self.make_train_env, "train", save_dir)
             self._train_timestep = self.train_envs.reset()

@@ -150,12 +150,17 @@ class ExperimentState:
         val = val if val is not None else train
         return train, val, test if test is not None else val
 
-    def _check_runnable(self) -> None:
+    @property
+    def _collects_this_run(self) -> bool:
+        """Whether this process ever steps train envs: its mode collects, collection starts within the run,
+        and it is not an evaluation-only experiment."""
         sched = self.config.schedule
-        collects = (
+        return (
             self.role.collects and sched.start_collecting_at_epoch < sched.epochs and not self.evaluation_only
         )
-        if collects and self.make_train_env is None:
+
+    def _check_runnable(self) -> None:
+        if self._collects_this_run and self.make_train_env is None:
             msg = (
                 "no env to collect from: pass make_train_env (or set env, an env id such as 'tmaze-passive'), or "
                 "turn collection off (start_collecting_at_epoch >= epochs)."

@@ -76,6 +76,15 @@ def check_finite(
     raise NonFiniteEnvDataError(msg)
 
 
+def check_finite_obs(
+    obs: dict[str, np.ndarray], env_names: Sequence[str], step_count: np.ndarray, *, batched: bool
+) -> dict[str, np.ndarray]:
+    """:func:`check_finite` on every key of a batched observation dict; returns the dict unchanged."""
+    for key, value in obs.items():
+        check_finite(value, f"observation {key!r}", env_names, step_count, batched=batched)
+    return obs
+
+
 class _ObsChecker:
     """Converts one observation (or a batch) to a dict of batched arrays, checking shape and dtype."""
 
@@ -361,9 +370,9 @@ class AMAGOEnv:
         obs, info = self.inner_reset(seed=seed, options=options)
         n = self.batched_envs
         self.step_count = np.zeros(n, dtype=np.int64)
-        checked_obs = self._obs(obs, self.env_name)
-        for key, value in checked_obs.items():
-            self._check_finite(value, f"observation {key!r}", self.env_name)
+        checked_obs = check_finite_obs(
+            self._obs(obs, self.env_name), self._row_names, self.step_count, batched=n > 1
+        )
         timestep = Timestep(
             obs=checked_obs,
             prev_action=np.zeros((n, self.action_dim), dtype=self.action_dtype),
@@ -395,9 +404,8 @@ class AMAGOEnv:
         truncated = _batch_dim_array(truncated, bool, n, "truncated", name)
         self.step_count = self.step_count + 1
         checked_obs = self._obs(obs, name)
-        self._check_finite(reward, "reward", name)
-        for key, value in checked_obs.items():
-            self._check_finite(value, f"observation {key!r}", name)
+        check_finite(reward, "reward", self._row_names, self.step_count, batched=n > 1)
+        check_finite_obs(checked_obs, self._row_names, self.step_count, batched=n > 1)
         timestep = Timestep(
             obs=checked_obs,
             prev_action=stored,
@@ -412,8 +420,9 @@ class AMAGOEnv:
             timestep = self._split_final_obs(timestep, done, info, name)
         return timestep, reward, terminated, truncated, info
 
-    def _check_finite(self, value: np.ndarray, what: str, name: str) -> None:
-        check_finite(value, what, [name] * self.batched_envs, self.step_count, batched=self.batched_envs > 1)
+    @property
+    def _row_names(self) -> list[str]:
+        return [self.env_name] * self.batched_envs
 
     def _split_final_obs(self, timestep: Timestep, done: np.ndarray, info: Any, name: str) -> Timestep:
         # gymnasium's SAME_STEP vector envs return the new episode's first obs and put the finished episode's

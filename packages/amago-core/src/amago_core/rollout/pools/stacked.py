@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 
 from amago_core.data.timestep import Timestep
-from amago_core.rollout.env import AMAGOEnv, EnvContractError, check_finite
+from amago_core.rollout.env import AMAGOEnv, EnvContractError, check_finite, check_finite_obs
 
 
 def _space_signature(env: AMAGOEnv) -> tuple:
@@ -101,7 +101,7 @@ class StackedEnv:
             raw.append(obs)
             infos.append(info)
         self.step_count = np.zeros(n, dtype=np.int64)
-        obs = self._checked(self._stack_obs(raw, range(n)))
+        obs = check_finite_obs(self._stack_obs(raw, range(n)), self.env_names, self.step_count, batched=True)
         timestep = Timestep(
             obs=obs,
             prev_action=np.zeros((n, self.action_dim), dtype=self.action_dtype),
@@ -144,7 +144,9 @@ class StackedEnv:
         self.step_count += 1
         check_finite(reward, "reward", self.env_names, self.step_count, batched=True)
         timestep = Timestep(
-            obs=self._checked(self._stack_obs(raw, range(n))),
+            obs=check_finite_obs(
+                self._stack_obs(raw, range(n)), self.env_names, self.step_count, batched=True
+            ),
             prev_action=stored,
             reward=reward.copy(),
             time_idx=self.step_count.copy(),
@@ -155,12 +157,10 @@ class StackedEnv:
             rows = np.flatnonzero(done)
             reset_raw = [self.envs[r].inner_reset()[0] for r in rows]
             next_ts = timestep.reset_version(rows)
-            fresh = self._stack_obs(reset_raw, rows)
-            zeros = np.zeros(len(rows), dtype=np.int64)
-            for key, value in fresh.items():
-                check_finite(
-                    value, f"observation {key!r}", [self.env_names[r] for r in rows], zeros, batched=True
-                )
+            names = [self.env_names[r] for r in rows]
+            fresh = check_finite_obs(
+                self._stack_obs(reset_raw, rows), names, np.zeros(len(rows), np.int64), batched=True
+            )
             for key in self._keys:
                 next_ts.obs[key][rows] = fresh[key]
             self.step_count[rows] = 0
@@ -168,11 +168,6 @@ class StackedEnv:
         else:
             self.reset_timestep = timestep
         return timestep, reward, terminated, truncated, infos
-
-    def _checked(self, obs: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
-        for key, value in obs.items():
-            check_finite(value, f"observation {key!r}", self.env_names, self.step_count, batched=True)
-        return obs
 
     def close(self) -> None:
         """Closes every env."""
