@@ -37,11 +37,27 @@ def error_lines(exc: BaseException) -> list[str]:
     if isinstance(exc, ValidationError):
         return describe_validation_error(exc)
     first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
-    if type(exc).__module__.split(".")[0].startswith("amago"):
+    if _raised_by_amago(exc):
         return [first]
     return [
         f"{type(exc).__name__}: {first} (unexpected; rerun with --debug or {DEBUG_ENV}=1 for the traceback)"
     ]
+
+
+def _raised_by_amago(exc: BaseException) -> bool:
+    """Whether amago's own code raised it: a checked condition whose message already says what to do.
+
+    The exception's type does not tell (amago raises ``FileNotFoundError``, ``ValueError``... with such
+    messages); the frame that raised it does: the innermost one of its traceback.
+    """
+    if type(exc).__module__.startswith("amago"):
+        return True
+    tb = exc.__traceback__
+    module = ""
+    while tb is not None:
+        module = str(tb.tb_frame.f_globals.get("__name__", ""))
+        tb = tb.tb_next
+    return module.startswith("amago")
 
 
 @contextmanager
