@@ -36,16 +36,21 @@ OUT = Path(__file__).parent / "out"
 
 
 def tmaze(corridor: int) -> dict[str, Any]:
+    """The T-Maze preset's recipe for a ``corridor``-cell corridor: one episode per actor and one update per
+    actor-episode step each epoch (one update per 12 env steps, AMAGO's ratio), validation every epoch, and a
+    quiet corridor (exploration noise at the start and in the last 3 steps before the junction)."""
     episode = corridor + 1
     job = json.loads(json.dumps(DEFAULT_JOB))
     job["env"]["corridor_length"] = corridor
     job["run"]["max_seq_len"] = episode
     job["replay"]["traj_save_len"] = episode
+    job["exploration"].update(steps_anneal=100_000, quiet_steps=[1, corridor - 3], quiet_eps=0.5 / corridor)
     job["schedule"].update(
         epochs=10_000,
-        train_timesteps_per_epoch=3 * episode,
-        val_interval=2,
-        val_timesteps_per_epoch=2 * episode,
+        train_timesteps_per_epoch=episode,
+        train_batches_per_epoch=episode,
+        val_interval=1,
+        val_timesteps_per_epoch=episode,
         ckpt_interval=None,
     )
     return job
@@ -206,6 +211,7 @@ def main() -> None:
         metavar="KEY=VALUE",
         help="config override on top of the task's job, as in `amago run -o` (repeatable)",
     )
+    parser.add_argument("--out", type=Path, help="also write the summary JSON to this file")
     args = parser.parse_args()
     task = TASKS[args.task]
     job = task.make_job()
@@ -281,6 +287,8 @@ def main() -> None:
     result["wall_minutes_total"] = round((time.perf_counter() - start) / 60, 2)
     result["plots"] = [str(p) for p in plot_run(experiment.paths.root)]
     print(json.dumps(result, indent=2))
+    if args.out is not None:
+        args.out.write_text(json.dumps(result, indent=2) + "\n")
     sys.exit(0 if result["reached"] else 1)
 
 

@@ -6,10 +6,15 @@ same configuration, one process at a time, alternating which side goes first, ``
 thread each, and prints one table: collection env steps/s, gradient updates/s, launch-to-first-step (import +
 build + start) and peak RSS, each side's median and spread, the ratio of medians, and the load average.
 
+Then the T-Maze H=30 race: AMAGO's own recipe (``run_learning.sh tmaze30``: examples/04_tmaze.py settings) against
+``bench/learn.py tmaze-h30`` (amago's T-Maze recipe), one seed at a time, alternating which side goes first. Each
+side reports env steps, gradient updates and minutes at its first validation return of 1.0.
+
 The AMAGO side runs in a throw-away venv (``setup.sh``; built here when missing, ~1 min). It is a measuring
 stick only: nothing of it is imported by the project.
 
 Usage: uv run python bench/vs_amago.py [--reps 2] [--encoders ff rnn transformer] [--updates 30]
+       [--race-seeds 1 2] [--race-minutes 12] [--skip-throughput] [--skip-race]
 Not part of CI (minutes per configuration); the figures go into the issue note and the README.
 """
 
@@ -92,6 +97,71 @@ def our_side(encoder: str, args: argparse.Namespace, out: Path, env: dict[str, s
     }
 
 
+def race_amago(python: Path, seed: int, minutes: float, out_dir: Path, env: dict[str, str]) -> dict:
+    """AMAGO's T-Maze H=30 run (its example's recipe); the figures at its first validation return of 1.0."""
+    run_env = {
+        **env,
+        "AMAGO_REF_PYTHON": str(python),
+        "OUT_DIR": str(out_dir),
+        "SEED": str(seed),
+        "MINUTES": str(minutes),
+    }
+    run_measured(["bash", str(BASELINE / "run_learning.sh"), "tmaze30"], run_env)
+    data = json.loads((out_dir / f"learn_tmaze30_seed{seed}.json").read_text())
+    first = data.get("first_success")
+    if first is None:
+        return {"solved": False, "minutes": minutes, "load": os.getloadavg()[0]}
+    return {
+        "solved": True,
+        "env_steps": first["env_steps"],
+        "updates": first["grad_steps"],
+        "minutes": first["wall_s"] / 60,
+        "load": os.getloadavg()[0],
+    }
+
+
+def race_ours(seed: int, minutes: float, out_dir: Path, env: dict[str, str]) -> dict:
+    """amago's T-Maze H=30 run (``bench/learn.py tmaze-h30``); the figures at its first val return of 1.0."""
+    out = out_dir / f"amago_tmaze30_seed{seed}.json"
+    cmd = [sys.executable, str(ROOT / "bench" / "learn.py"), "tmaze-h30", "--seed", str(seed)]
+    cmd += ["--minutes", str(minutes), "--out", str(out)]
+    subprocess.run(cmd, env=env, stdout=subprocess.DEVNULL, check=False)  # exit 1: not solved in time
+    data = json.loads(out.read_text())
+    if not data["reached"]:
+        return {"solved": False, "minutes": minutes, "load": os.getloadavg()[0]}
+    return {
+        "solved": True,
+        "env_steps": data["env_steps"],
+        "updates": data["updates"],
+        "minutes": data["minutes"],
+        "load": os.getloadavg()[0],
+    }
+
+
+def race_table(races: dict[str, list[dict]]) -> list[str]:
+    """Rows of the T-Maze race: each side's figures per seed, then the ratio of the medians."""
+    rows = [f"{'T-Maze H=30 race':34s} {'AMAGO v3.3.0':>22s} {'amago':>22s} {'ratio':>6s}  load (1 min)"]
+    for key, label in (
+        ("env_steps", "env steps to val 1.0"),
+        ("updates", "updates to val 1.0"),
+        ("minutes", "minutes to val 1.0"),
+    ):
+        theirs = [r[key] for r in races["AMAGO"] if r["solved"]]
+        ours = [r[key] for r in races["amago"] if r["solved"]]
+        unsolved = sum(not r["solved"] for r in races["AMAGO"] + races["amago"])
+        if not theirs or not ours:
+            rows.append(f"{label:34s} (a side never solved it: {unsolved} unsolved runs)")
+            continue
+        ratio = statistics.median(ours) / statistics.median(theirs)
+        loads = [r["load"] for r in races["AMAGO"] + races["amago"]]
+        note = f"  ({unsolved} unsolved)" if unsolved else ""
+        rows.append(
+            f"{label:34s} {spread(theirs):>22s} {spread(ours):>22s} {ratio:6.2f}  "
+            f"{min(loads):.2f}-{max(loads):.2f}  (lower is better){note}"
+        )
+    return rows
+
+
 def spread(values: list[float]) -> str:
     return f"{statistics.median(values):.3g} [{min(values):.3g}-{max(values):.3g}]"
 
@@ -104,14 +174,27 @@ def main() -> None:
     parser.add_argument("--warmup", type=int, default=5)
     parser.add_argument("--updates", type=int, default=30)
     parser.add_argument("--precision", choices=["no", "bf16"], default="no", help="amago's side only")
+    parser.add_argument("--race-seeds", type=int, nargs="*", default=[1, 2])
+    parser.add_argument("--race-minutes", type=float, default=12.0, help="time box of one race run")
+    parser.add_argument("--skip-throughput", action="store_true")
+    parser.add_argument("--skip-race", action="store_true")
     parser.add_argument("--venv", type=Path, default=ROOT / ".venv-amago-ref")
     parser.add_argument("--out", type=Path, default=ROOT / "bench" / "out" / "vs_amago.json")
     args = parser.parse_args()
     python = ensure_baseline(args.venv)
     env = {**os.environ, **ONE_THREAD}
     results: dict[str, dict[str, list[dict]]] = {e: {"AMAGO": [], "amago": []} for e in args.encoders}
+    races: dict[str, list[dict]] = {"AMAGO": [], "amago": []}
     with tempfile.TemporaryDirectory(prefix="vs-amago-") as scratch:
-        for rep in range(args.reps):
+        for index, seed in enumerate([] if args.skip_race else args.race_seeds):
+            for name in ["AMAGO", "amago"] if index % 2 == 0 else ["amago", "AMAGO"]:
+                if name == "AMAGO":
+                    figures = race_amago(python, seed, args.race_minutes, Path(scratch), env)
+                else:
+                    figures = race_ours(seed, args.race_minutes, Path(scratch), env)
+                races[name].append(figures)
+                print(f"race seed {seed} {name:5s} {json.dumps(figures)}", file=sys.stderr)
+        for rep in range(0 if args.skip_throughput else args.reps):
             for encoder in args.encoders:
                 order = ["AMAGO", "amago"] if rep % 2 == 0 else ["amago", "AMAGO"]
                 for name in order:
@@ -143,6 +226,8 @@ def main() -> None:
                 f"{encoder:11s} {label:22s} {spread(theirs):>22s} {spread(ours):>22s} {ratio:6.2f}  "
                 f"{min(loads):.2f}-{max(loads):.2f}" + ("" if higher_is_better else "  (lower is better)")
             )
+    if races["AMAGO"] and races["amago"]:
+        rows += ["", *race_table(races)]
     table = "\n".join([header, *rows])
     print(table)
     args.out.parent.mkdir(parents=True, exist_ok=True)
@@ -151,6 +236,7 @@ def main() -> None:
             {
                 "args": vars(args) | {"venv": str(args.venv), "out": str(args.out)},
                 "results": results,
+                "races": races,
                 "table": table,
             },
             indent=2,

@@ -26,17 +26,26 @@ DEFAULT_JOB: dict[str, Any] = {
     },
     "traj_encoder": {"kind": "transformer", "d_model": 128, "n_heads": 8, "d_ff": 512, "n_layers": 3},
     "agent": {"kind": "agent", "reward_multiplier": 100.0, "gamma": 0.9999},
-    "exploration": {"kind": "egreedy", "eps_start": 1.0, "eps_end": 0.01, "steps_anneal": 2_000},
+    # Noise at the start and near the junction, a quiet corridor in between (AMAGO's T-Maze exploration).
+    "exploration": {
+        "kind": "egreedy",
+        "eps_start": 1.0,
+        "eps_end": 0.01,
+        "steps_anneal": 100_000,
+        "quiet_steps": [1, CORRIDOR - 3],
+        "quiet_eps": 0.5 / CORRIDOR,
+    },
     "run": {"max_seq_len": EPISODE, "seed": 1},
     "replay": {"traj_save_len": EPISODE},
     "rollout": {"parallel_actors": 12, "sample_actions_val": False},
+    # One episode per actor and one update per 12 env steps each epoch (AMAGO's T-Maze ratio).
     "schedule": {
-        "epochs": 40,
-        "train_timesteps_per_epoch": 3 * EPISODE,
-        "train_batches_per_epoch": 30,
-        "val_interval": 5,
+        "epochs": 100,
+        "train_timesteps_per_epoch": EPISODE,
+        "train_batches_per_epoch": EPISODE,
+        "val_interval": 10,
         "val_timesteps_per_epoch": 2 * EPISODE,
-        "ckpt_interval": 10,
+        "ckpt_interval": 25,
     },
     "optim": {"lr_warmup_steps": 100},
 }

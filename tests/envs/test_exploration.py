@@ -88,6 +88,24 @@ def test_bilevel_schedule_decays_within_the_episode_and_across_actor_steps():
     np.testing.assert_allclose(seen, expected)
 
 
+def test_quiet_steps_use_their_own_epsilon_each_episode():
+    _, env = discrete_env(ep_len=6)
+    built = EGREEDY.build(
+        {"eps_start": 0.9, "eps_end": 0.9, "quiet_steps": [1, 4], "quiet_eps": 0.02}, env=env
+    )
+    built.randomize_eps = False
+    seq = SequenceEnv(built)  # resets in the step an episode ends, so step_count restarts at 0
+    seq.reset()
+    seen = []
+    for _ in range(12):
+        seq.step(np.array([0]))
+        seen.append(float(built.last_eps[0]))
+    # Episode steps 0..5 twice: 1, 2 and 3 are quiet; the rest follow the (flat) schedule.
+    np.testing.assert_allclose(seen, [0.9, 0.02, 0.02, 0.02, 0.9, 0.9] * 2)
+    with pytest.raises(ValidationError, match="first < last"):
+        EGreedyConfig(quiet_steps=(5, 5))
+
+
 def test_random_multiplier_is_redrawn_on_reset_and_on_episode_end():
     _, env = discrete_env(ep_len=3)
     wrapper = EpsilonGreedy(env, eps_start=1.0, eps_end=1.0, randomize_eps=True, seed=1)

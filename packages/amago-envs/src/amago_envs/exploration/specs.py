@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import ClassVar, Literal
 
-from pydantic import Field
+from pydantic import Field, model_validator
 
 from amago_core.config.component import ComponentConfig
 from amago_core.plugins.spec import ComponentSpec
@@ -12,7 +12,25 @@ from amago_core.plugins.spec import ComponentSpec
 GROUP = "amago.explorations"
 
 
-class EGreedyConfig(ComponentConfig):
+class QuietStretchConfig(ComponentConfig):
+    """Options both epsilon schedules share: a stretch of every episode explored at a fixed low epsilon."""
+
+    quiet_steps: tuple[int, int] | None = None
+    """Episode steps ``[first, last)`` that use ``quiet_eps`` instead of the schedule; None: none. For tasks
+    whose middle is a long deterministic walk (T-Maze's corridor), where schedule-level noise almost never
+    lets an episode reach the decision at the end (AMAGO's T-Maze example uses steps 1 .. H - 3)."""
+    quiet_eps: float = Field(0.0, ge=0.0, le=1.0)
+    """Epsilon inside ``quiet_steps`` (not scaled by ``randomize_eps``)."""
+
+    @model_validator(mode="after")
+    def _ordered_stretch(self) -> QuietStretchConfig:
+        if self.quiet_steps is not None and not 0 <= self.quiet_steps[0] < self.quiet_steps[1]:
+            msg = f"quiet_steps={self.quiet_steps}: needs 0 <= first < last (episode steps [first, last))."
+            raise ValueError(msg)
+        return self
+
+
+class EGreedyConfig(QuietStretchConfig):
     """Epsilon-greedy exploration with a linear per-actor schedule (AMAGO's default)."""
 
     inferred_context: ClassVar[tuple[str, ...]] = ("env", "seed", "start_step")
@@ -30,7 +48,7 @@ class EGreedyConfig(ComponentConfig):
     explore at different rates."""
 
 
-class BilevelConfig(ComponentConfig):
+class BilevelConfig(QuietStretchConfig):
     """Epsilon-greedy whose epsilon also decays *within* each episode (AMAGO paper, Fig. 13): explore early in
     a rollout, exploit what was learned in context later."""
 

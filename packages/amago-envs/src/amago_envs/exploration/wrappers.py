@@ -11,7 +11,8 @@ episode::
     eps          = m * (eps_start(g) - (eps_start(g) - eps_end(g)) * t / rollout_horizon)
 
 where ``m ~ U[0, 1)`` per row is redrawn at reset and whenever that row's episode ends (``randomize_eps``), else
-1. Discrete: with probability eps a uniform random action. Box: ``clip(a + eps * N(0, 1), -1, 1)``.
+1; rows whose ``t`` lies in ``quiet_steps = [first, last)`` use ``quiet_eps`` instead. Discrete: with probability
+eps a uniform random action. Box: ``clip(a + eps * N(0, 1), -1, 1)``.
 """
 
 from __future__ import annotations
@@ -36,6 +37,8 @@ class BilevelEpsilonGreedy:
         randomize_eps: per-row random multiplier, redrawn on reset and on every episode end.
         seed: seed of the noise (None: fresh entropy).
         start_step: actor steps taken before this wrapper existed (a resumed run continues its schedule).
+        quiet_steps: episode steps ``[first, last)`` explored at ``quiet_eps`` instead (None: none).
+        quiet_eps: epsilon inside ``quiet_steps``.
     """
 
     def __init__(
@@ -50,6 +53,8 @@ class BilevelEpsilonGreedy:
         randomize_eps: bool = True,
         seed: int | None = None,
         start_step: int = 0,
+        quiet_steps: tuple[int, int] | None = None,
+        quiet_eps: float = 0.0,
     ) -> None:
         if env.is_multibinary:
             msg = "epsilon-greedy exploration supports Discrete and Box actions, not MultiBinary; use exploration=None."
@@ -65,6 +70,8 @@ class BilevelEpsilonGreedy:
         self.randomize_eps = randomize_eps
         self.rng = np.random.default_rng(seed)
         self.global_step = int(start_step)
+        self.quiet_steps = quiet_steps
+        self.quiet_eps = float(quiet_eps)
         self.multiplier = np.ones(env.batched_envs)
         self.last_eps = np.zeros(env.batched_envs)
         """Epsilon used on the last step, per row (for logging and tests)."""
@@ -89,7 +96,12 @@ class BilevelEpsilonGreedy:
         eps_end = self._annealed(self.eps_end_start, self.eps_end_end)
         frac = np.asarray(local_step, dtype=np.float64) / self.rollout_horizon
         within = eps_start - (eps_start - eps_end) * frac
-        return np.clip(self.multiplier * within, 0.0, 1.0)
+        eps = np.clip(self.multiplier * within, 0.0, 1.0)
+        if self.quiet_steps is not None:
+            first, last = self.quiet_steps
+            steps = np.asarray(local_step)
+            eps = np.where((steps >= first) & (steps < last), self.quiet_eps, eps)
+        return eps
 
     def add_noise(self, action: Any) -> Any:
         """The noisy version of ``action`` (same shape and dtype as given)."""
@@ -138,6 +150,8 @@ class EpsilonGreedy(BilevelEpsilonGreedy):
         randomize_eps: bool = True,
         seed: int | None = None,
         start_step: int = 0,
+        quiet_steps: tuple[int, int] | None = None,
+        quiet_eps: float = 0.0,
     ) -> None:
         super().__init__(
             env,
@@ -150,6 +164,8 @@ class EpsilonGreedy(BilevelEpsilonGreedy):
             randomize_eps=randomize_eps,
             seed=seed,
             start_step=start_step,
+            quiet_steps=quiet_steps,
+            quiet_eps=quiet_eps,
         )
 
 
@@ -165,6 +181,8 @@ def build_egreedy(
         randomize_eps=config.randomize_eps,
         seed=seed,
         start_step=start_step,
+        quiet_steps=config.quiet_steps,
+        quiet_eps=config.quiet_eps,
     )
 
 
@@ -196,4 +214,6 @@ def build_bilevel(
         randomize_eps=config.randomize_eps,
         seed=seed,
         start_step=start_step,
+        quiet_steps=config.quiet_steps,
+        quiet_eps=config.quiet_eps,
     )

@@ -222,13 +222,16 @@ TMAZE_PRESETS: dict[str, dict[str, object]] = {
             "run": {"max_seq_len": length},
             "replay": {"traj_save_len": length},
             "schedule": {"val_timesteps_per_epoch": length},
+            # Example 04's exploration: a quiet corridor (steps 1 .. H - 3 at epsilon 0.5 / H), the schedule
+            # at the start and near the junction.
+            "exploration": {"quiet_steps": (1, _TMAZE_CORRIDOR - 3), "quiet_eps": 0.5 / _TMAZE_CORRIDOR},
         }
         for task, length in _TMAZE_EPISODE.items()
     },
 }
 """Example 04 (T-Maze): argmax actions, reward x100, gamma 0.9999, one whole episode per sequence and file
-(lengths for the default 10-cell corridor; raise them with ``corridor_length``). Example 04's in-corridor
-epsilon (0.5 / horizon) has no exploration plugin here; plain epsilon-greedy anneals over 100k steps."""
+(lengths and the quiet corridor for the default 10-cell corridor; raise them with ``corridor_length``).
+Epsilon-greedy anneals over 100k steps, except in the corridor (``exploration.quiet_steps``)."""
 
 _LAKE_ROLLOUT = 25 * 10  # size² steps per attempt (5x5 lake) x k_episodes=10
 FROZEN_LAKE_PRESETS: dict[str, dict[str, object]] = {
