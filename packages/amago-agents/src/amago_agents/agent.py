@@ -7,6 +7,7 @@ import torch
 from amago_agents.base import BaseAgent
 from amago_agents.distributions import DiscreteDist, Policy
 from amago_agents.heads import CriticEnsemble
+from amago_agents.real_steps import RealSteps
 from amago_agents.returns import nstep_targets, reduce_ensemble
 from amago_agents.specs import AgentConfig
 from amago_core.data.batch import Batch
@@ -59,22 +60,23 @@ class Agent(BaseAgent):
             batch_size, steps, num_gammas, self.action_dim
         )
         critic_actions = per_gamma_actions
+        real = RealSteps(valid)  # the heads skip padded timesteps
         if isinstance(self.policy_dist, DiscreteDist):
             critic_actions = self.policy_dist.soften_buffer_action(per_gamma_actions)
 
-        policy = self.actor(now)
+        policy = self.actor(now, real)
         actor_loss = torch.zeros(batch_size, steps, num_gammas, 1, device=states.device)
         critic_loss = None
         q_buffer = None
         use_filter = cfg.offline_coeff > 0 and not cfg.fake_filter
         if not (cfg.fake_filter and cfg.online_coeff == 0):
-            q_buffer = self.critics(now, critic_actions.unsqueeze(0))[0]  # (B, T, C, G, 1)
+            q_buffer = self.critics(now, critic_actions.unsqueeze(0), real)[0]  # (B, T, C, G, 1)
             with torch.no_grad():
                 next_actor = self.target_actor if cfg.use_target_actor else self.actor
                 next_actions = self.policy_actions(
-                    next_actor(after), cfg.num_actions_for_value_in_critic_loss, reparameterised=False
+                    next_actor(after, real), cfg.num_actions_for_value_in_critic_loss, reparameterised=False
                 )
-                next_q = self.popart(self.target_critics(after, next_actions).mean(0), normalized=False)
+                next_q = self.popart(self.target_critics(after, next_actions, real).mean(0), normalized=False)
                 next_q = reduce_ensemble(next_q, cfg.num_critics_td, use_min=cfg.online_coeff > 0)
                 rewards = batch.rews.float() * cfg.reward_multiplier
                 targets = nstep_targets(rewards, batch.dones, next_q, self.gamma_values, cfg.n_step, valid)
@@ -98,7 +100,7 @@ class Agent(BaseAgent):
             )
             # Detached states and frozen parameters: the policy gradient reaches the actor (and, through the
             # actor's own input, the encoders) but never the critics.
-            q_policy = self.maximized_critics(now.detach(), policy_actions).mean(0)  # (B, T, C, G, 1)
+            q_policy = self.maximized_critics(now.detach(), policy_actions, real).mean(0)  # (B, T, C, G, 1)
         if cfg.online_coeff > 0:
             if q_policy is None:  # computed above whenever online_coeff > 0
                 msg = "Agent: online_coeff > 0 but no policy values were computed."

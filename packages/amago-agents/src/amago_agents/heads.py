@@ -13,6 +13,7 @@ import torch.nn.functional as F
 from torch import nn
 
 from amago_agents.distributions import Policy, PolicyDistribution
+from amago_agents.real_steps import RealSteps
 from amago_agents.specs import ActorHeadConfig, CriticHeadConfig
 from amago_nets.layers import MLP, activation_module, normalization, symlog
 
@@ -75,9 +76,13 @@ class ActorHead(nn.Module):
                 nn.Linear(config.feature_dim, d_out),
             )
 
-    def forward(self, state: torch.Tensor) -> Policy:
-        """The policies for ``state`` ``(..., D)``, batched over ``(..., G)``."""
-        params = self.net(state)
+    def forward(self, state: torch.Tensor, real: RealSteps | None = None) -> Policy:
+        """The policies for ``state`` ``(..., D)``, batched over ``(..., G)``.
+
+        With ``real`` (``state`` is ``(B, T, D)``), the network runs on the real timesteps only; padded ones
+        get all-zero distribution parameters (a valid distribution that every loss masks out).
+        """
+        params = self.net(state) if real is None or not real.padded else real.put(self.net(real.take(state)))
         return self.dist(params.reshape(*state.shape[:-1], self.num_gammas, self.dist.input_dimension))
 
 
@@ -189,12 +194,21 @@ class CriticEnsemble(nn.Module):
             h = self._activate(layer(h))
         return self.out(h)
 
-    def forward(self, state: torch.Tensor, actions: torch.Tensor) -> torch.Tensor:
+    def forward(
+        self, state: torch.Tensor, actions: torch.Tensor, real: RealSteps | None = None
+    ) -> torch.Tensor:
         """Critic outputs for ``state`` ``(B, T, D)`` and actions ``(K, B, T, G, A)`` (K samples per gamma).
+
+        With ``real``, only the real timesteps are evaluated; padded ones are zeros (every loss masks them).
 
         Returns:
             ``(K, B, T, C, G, out_dim)``.
         """
+        if real is not None and real.padded:
+            return real.put(self._evaluate(real.take(state), real.take(actions, dim=1)), dim=1)
+        return self._evaluate(state, actions)
+
+    def _evaluate(self, state: torch.Tensor, actions: torch.Tensor) -> torch.Tensor:
         batch, steps, _ = state.shape
         samples = actions.shape[0]
         flat_state = state.reshape(batch * steps, -1)

@@ -10,6 +10,7 @@ import torch.nn.functional as F
 from amago_agents.base import BaseAgent
 from amago_agents.distributions import ClippedCategorical, Policy
 from amago_agents.heads import CriticEnsemble
+from amago_agents.real_steps import RealSteps
 from amago_agents.returns import nstep_targets, reduce_ensemble
 from amago_agents.specs import MultiTaskAgentConfig
 from amago_agents.twohot import ValueBins
@@ -95,20 +96,23 @@ class MultiTaskAgent(BaseAgent):
         per_gamma_actions = (
             self.buffer_actions(batch).unsqueeze(-2).expand(batch_size, steps, num_gammas, self.action_dim)
         )
-        policy = self.actor(now)
+        real = RealSteps(valid)  # the heads skip padded timesteps
+        policy = self.actor(now, real)
         actor_loss = torch.zeros(batch_size, steps, num_gammas, 1, device=states.device)
         critic_loss = None
         logits_buffer = None
         use_filter = cfg.offline_coeff > 0 and not cfg.fake_filter
         if not (cfg.fake_filter and cfg.online_coeff == 0):
-            logits_buffer = self.critics(now, per_gamma_actions.unsqueeze(0))[0]  # (B, T, C, G, bins)
+            logits_buffer = self.critics(now, per_gamma_actions.unsqueeze(0), real)[0]  # (B, T, C, G, bins)
             with torch.no_grad():
                 next_actor = self.target_actor if cfg.use_target_actor else self.actor
                 next_actions = self.policy_actions(
-                    next_actor(after), cfg.num_actions_for_value_in_critic_loss, reparameterised=False
+                    next_actor(after, real), cfg.num_actions_for_value_in_critic_loss, reparameterised=False
                 )
                 # Targets stay in raw (reward-multiplied) units: the bins, not PopArt, absorb the scale.
-                next_q = self.values(self.target_critics(after, next_actions)).mean(0)  # (B, T, C, G, 1)
+                next_q = self.values(self.target_critics(after, next_actions, real)).mean(
+                    0
+                )  # (B, T, C, G, 1)
                 next_q = reduce_ensemble(next_q, cfg.num_critics_td, use_min=cfg.online_coeff > 0)
                 rewards = batch.rews.float() * cfg.reward_multiplier
                 targets = nstep_targets(rewards, batch.dones, next_q, self.gamma_values, cfg.n_step, valid)
@@ -130,7 +134,7 @@ class MultiTaskAgent(BaseAgent):
                     raise RuntimeError(msg)
                 with torch.no_grad():
                     sampled = self.policy_actions(policy, cfg.num_actions_for_value_in_actor_loss, False)
-                    state_value = self.values(self.critics(now.detach(), sampled)).mean(dim=(0, 3))
+                    state_value = self.values(self.critics(now.detach(), sampled, real)).mean(dim=(0, 3))
                     # Raw return units (reward-multiplied), unlike Agent's normalised ones.
                     advantage = self.values(logits_buffer.detach()).mean(2) - state_value
                     weights = self.fbc_filter(advantage)
@@ -143,7 +147,9 @@ class MultiTaskAgent(BaseAgent):
             sampled = self.policy_actions(
                 policy, cfg.num_actions_for_value_in_actor_loss, reparameterised=True
             )
-            q_policy = self.values(self.maximized_critics(now.detach(), sampled)).mean(0)  # (B, T, C, G, 1)
+            q_policy = self.values(self.maximized_critics(now.detach(), sampled, real)).mean(
+                0
+            )  # (B, T, C, G, 1)
             actor_loss = actor_loss - cfg.online_coeff * self.popart.normalize_values(q_policy.amin(2))
         if metrics is not None:
             self.add_policy_metrics(policy, valid, metrics)
