@@ -7,10 +7,10 @@ import torch
 from amago_agents.base import BaseAgent
 from amago_agents.distributions import DiscreteDist, Policy
 from amago_agents.heads import CriticEnsemble
-from amago_agents.real_steps import RealSteps
 from amago_agents.returns import nstep_targets, reduce_ensemble
 from amago_agents.specs import AgentConfig
 from amago_core.data.batch import Batch
+from amago_nets.real_steps import RealSteps
 
 
 class Agent(BaseAgent):

@@ -27,7 +27,7 @@ from amago_agents.popart import PopArt
 from amago_agents.specs import AgentConfig, MultiTaskAgentConfig
 from amago_core.config.component import ComponentConfig
 from amago_core.data.batch import Batch
-from amago_nets.base import TrajEncoder, TstepEncoder
+from amago_nets.base import TrajEncoder, TstepEncoder, encode_window
 
 EncoderBuilder = Callable[..., nn.Module]
 """How an agent receives an encoder: a callable that builds it from the inferred context (a registry's
@@ -225,6 +225,9 @@ class BaseAgent(nn.Module):
         if time_idxs.dim() == 3:
             time_idxs = time_idxs.squeeze(-1)
         embedded = self.tstep_encoder(obs, rl2s, pad_mask=pad_mask)
+        if hidden_state is None:
+            # A training window: encoders that take a pad_mask skip the padding's work.
+            return encode_window(self.traj_encoder, embedded, time_idxs, pad_mask)
         return self.traj_encoder(embedded, time_idxs, hidden_state)
 
     @torch.no_grad()

@@ -13,9 +13,9 @@ import torch.nn.functional as F
 from torch import nn
 
 from amago_agents.distributions import Policy, PolicyDistribution
-from amago_agents.real_steps import RealSteps
 from amago_agents.specs import ActorHeadConfig, CriticHeadConfig
 from amago_nets.layers import MLP, activation_module, normalization, symlog
+from amago_nets.real_steps import RealSteps
 
 
 class ResidualBlock(nn.Module):

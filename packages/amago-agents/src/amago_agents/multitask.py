@@ -10,11 +10,11 @@ import torch.nn.functional as F
 from amago_agents.base import BaseAgent
 from amago_agents.distributions import ClippedCategorical, Policy
 from amago_agents.heads import CriticEnsemble
-from amago_agents.real_steps import RealSteps
 from amago_agents.returns import nstep_targets, reduce_ensemble
 from amago_agents.specs import MultiTaskAgentConfig
 from amago_agents.twohot import ValueBins
 from amago_core.data.batch import Batch
+from amago_nets.real_steps import RealSteps
 
 
 class MultiTaskAgent(BaseAgent):

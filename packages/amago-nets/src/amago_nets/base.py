@@ -21,6 +21,21 @@ def _takes_pad_mask(cls: type[TstepEncoder]) -> bool:
     return "pad_mask" in inspect.signature(cls.inner_forward).parameters
 
 
+@functools.cache
+def _traj_takes_pad_mask(cls: type[TrajEncoder]) -> bool:
+    return "pad_mask" in inspect.signature(cls.forward).parameters
+
+
+def encode_window(
+    encoder: TrajEncoder, seq: torch.Tensor, time_idxs: torch.Tensor, pad_mask: torch.Tensor | None
+) -> tuple[torch.Tensor, Any]:
+    """A training window through ``encoder``, telling it where the padding is if its ``forward`` takes a
+    ``pad_mask`` keyword (so it can skip the padding's work); encoders without one see the padded window."""
+    if pad_mask is not None and _traj_takes_pad_mask(type(encoder)):
+        return encoder(seq, time_idxs, None, pad_mask=pad_mask)
+    return encoder(seq, time_idxs, None)
+
+
 class TstepEncoder(nn.Module, abc.ABC):
     """Maps one timestep (an observation dict plus the previous reward and action) to a fixed-size vector.
 
@@ -103,6 +118,10 @@ class TrajEncoder(nn.Module, abc.ABC):
     - training: ``forward(seq (B, L, tstep_dim), time_idxs (B, L), None)`` over a window;
     - rollouts: ``h = init_hidden_state(B, device)``, then each step ``out, h = forward(x (B, 1, D), t (B, 1), h)``
       followed by ``h = reset_hidden_state(h, dones)`` with that step's done flags.
+
+    A subclass whose ``forward`` also takes a ``pad_mask`` keyword ((B, L), True at padded steps, which come
+    at the end of a row) gets it with every training window (:func:`encode_window`) and may skip the padding's
+    work: its outputs at padded steps are never read.
 
     The contract checked by ``amago_core.testing.nets_checks``: stepping rows whose episodes reset at different
     steps gives the outputs of a full forward over each row's episode alone (``time_idxs`` restart at 0).

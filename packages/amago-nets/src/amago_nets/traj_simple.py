@@ -9,6 +9,7 @@ from torch import nn
 
 from amago_nets.base import TrajEncoder
 from amago_nets.layers import FFBlock, activation_module, normalization
+from amago_nets.real_steps import RealSteps
 from amago_nets.specs import FFTrajEncoderConfig, IdentityTrajEncoderConfig
 
 
@@ -61,10 +62,21 @@ class FFTrajEncoder(TrajEncoder):
         return self.d_model
 
     def forward(
-        self, seq: torch.Tensor, time_idxs: torch.Tensor, hidden_state: Any = None
+        self,
+        seq: torch.Tensor,
+        time_idxs: torch.Tensor,
+        hidden_state: Any = None,
+        pad_mask: torch.Tensor | None = None,
     ) -> tuple[torch.Tensor, Any]:
-        """Encodes each timestep on its own; the hidden state passes through untouched."""
+        """Encodes each timestep on its own (the real ones only when ``pad_mask`` marks padding); the hidden
+        state passes through untouched."""
+        real = RealSteps.of_window(pad_mask)
+        if real is not None:
+            return real.put(self._encode(real.take(seq))), hidden_state
+        return self._encode(seq), hidden_state
+
+    def _encode(self, seq: torch.Tensor) -> torch.Tensor:
         x = self.drop(self.act(self.inp(seq)))
         for block in self.blocks:
             x = block(x)
-        return self.drop(self.out_norm(self.out(x))), hidden_state
+        return self.drop(self.out_norm(self.out(x)))

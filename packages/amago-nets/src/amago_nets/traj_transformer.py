@@ -13,6 +13,7 @@ from amago_nets.base import TrajEncoder
 from amago_nets.kv_cache import KVCache
 from amago_nets.layers import activation_module, linear_layer, normalization
 from amago_nets.positions import FixedPosEmb, LearnablePosEmb, RotaryPosEmb
+from amago_nets.real_steps import RealSteps
 from amago_nets.row_groups import RowGroup, plan_row_groups
 from amago_nets.specs import TransformerTrajEncoderConfig
 
@@ -46,14 +47,20 @@ class SelfAttention(nn.Module):
         batch, length = heads.shape[:2]
         return self.out((heads * self.head_scale).reshape(batch, length, -1))
 
-    def forward(self, x: torch.Tensor, time_idxs: torch.Tensor, context: int) -> torch.Tensor:
-        """Attention over a whole window (B, L, d_model)."""
+    def forward(
+        self, x: torch.Tensor, time_idxs: torch.Tensor, context: int, real: RealSteps | None = None
+    ) -> torch.Tensor:
+        """Attention over a whole window (B, L, d_model); with ``real``, ``x`` and ``time_idxs`` hold only the
+        window's real steps (1, N, ...), and only attention itself sees the padded layout."""
         q, k, v = self._project(x, time_idxs)
+        if real is not None:
+            q, k, v = real.put(q), real.put(k), real.put(v)
         backend = resolve_backend(
             self.backend, x.device, needs_grad=torch.is_grad_enabled() and q.requires_grad
         )
         dropout = self.dropout_attn if self.training else 0.0
-        return self._merge(attend_window(q, k, v, context=context, dropout_p=dropout, backend=backend))
+        heads = attend_window(q, k, v, context=context, dropout_p=dropout, backend=backend)
+        return self._merge(heads if real is None else real.take(heads))
 
     def step(
         self,
@@ -101,9 +108,11 @@ class TransformerLayer(nn.Module):
     def _feed_forward(self, x: torch.Tensor) -> torch.Tensor:
         return x + self.dropout_ff(self.ff2(self.norm4(self.act(self.ff1(self.norm3(x))))))
 
-    def forward(self, x: torch.Tensor, time_idxs: torch.Tensor, context: int) -> torch.Tensor:
-        """Whole-window pass."""
-        x = x + self.norm2(self.attention(self.norm1(x), time_idxs, context))
+    def forward(
+        self, x: torch.Tensor, time_idxs: torch.Tensor, context: int, real: RealSteps | None = None
+    ) -> torch.Tensor:
+        """Whole-window pass (over the real steps alone when ``real`` is given; see ``SelfAttention``)."""
+        x = x + self.norm2(self.attention(self.norm1(x), time_idxs, context, real))
         return self._feed_forward(x)
 
     def step(
@@ -198,18 +207,34 @@ class TransformerTrajEncoder(TrajEncoder):
         return self.dropout_emb(x)
 
     def forward(
-        self, seq: torch.Tensor, time_idxs: torch.Tensor, hidden_state: KVCache | None = None
+        self,
+        seq: torch.Tensor,
+        time_idxs: torch.Tensor,
+        hidden_state: KVCache | None = None,
+        pad_mask: torch.Tensor | None = None,
     ) -> tuple[torch.Tensor, KVCache | None]:
         """Whole window when ``hidden_state`` is None; otherwise one rollout step per row.
+
+        A window's ``pad_mask`` ((B, L), True at padding at the end of rows) lets every per-step part (input,
+        projections, feed-forward, norms) run on the real steps only; attention runs on the padded layout,
+        where causality keeps the padding out of every real step. Padded outputs are zeros.
 
         Raises:
             ValueError: a cache was given with more than one step.
         """
-        x = self._embed(seq, time_idxs)
         if hidden_state is None:
+            real = RealSteps.of_window(pad_mask)
+            if real is not None:
+                steps = real.take(time_idxs)
+                x = self._embed(real.take(seq), steps)
+                for layer in self.layers:
+                    x = layer(x, steps, self.context, real)
+                return real.put(self.out_norm(x)), None
+            x = self._embed(seq, time_idxs)
             for layer in self.layers:
                 x = layer(x, time_idxs, self.context)
             return self.out_norm(x), None
+        x = self._embed(seq, time_idxs)
         if seq.shape[1] != 1:
             msg = (
                 f"TransformerTrajEncoder: a KV cache advances one step at a time, got L={seq.shape[1]}; "
