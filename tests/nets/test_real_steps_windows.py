@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import itertools
+
 import pytest
 import torch
 
@@ -19,6 +21,7 @@ NO_DROPOUT = {"dropout_ff": 0.0, "dropout_emb": 0.0}
         # Windows longer than the context: the sliding-window mask path.
         {"kind": "transformer", "d_model": 16, "n_heads": 2, "d_ff": 32, "window_size": 3, **NO_DROPOUT},
         {"kind": "ff", "d_model": 16, "n_layers": 2},
+        {"kind": "rnn", "d_hidden": 16, "d_output": 16, "n_layers": 2},
     ],
 )
 def test_padded_steps_are_skipped_exactly(config: dict) -> None:
@@ -46,3 +49,17 @@ def test_padded_steps_are_skipped_exactly(config: dict) -> None:
     scale = max(float(g.norm()) for g in padded_grads)
     for grad, padded_grad in zip([*grads, seq.grad], [*padded_grads, padded_seq_grad], strict=True):
         torch.testing.assert_close(grad, padded_grad, rtol=1e-4, atol=1e-6 * scale)
+
+
+def test_gru_stretches_drop_rows_as_they_end() -> None:
+    from amago_nets.traj_rnn import length_stretches
+
+    lengths = [9, 9, 7, 5, 4, 2, 2, 1]  # sorted longest first
+    stretches = length_stretches(lengths, max_stretches=4)
+    assert stretches[0][0] == 0
+    assert stretches[-1][1] == 9
+    for (_, stop, _), (start, _, _) in itertools.pairwise(stretches):
+        assert stop == start  # contiguous
+    for start, _, running in stretches:
+        assert running == sum(n > start for n in lengths)  # exactly the rows still real
+    assert length_stretches([5, 5, 5]) == [(0, 5, 3)]
