@@ -3,9 +3,12 @@
 Usage:
     uv run python bench/learn.py tmaze-h10            # T-Maze passive, 10-step corridor (the embedded main job)
     uv run python bench/learn.py tmaze-h30 --minutes 15
+    uv run python bench/learn.py tmaze-h100 --minutes 30          # long memory: 100 steps between cue and turn
     uv run python bench/learn.py frozen-lake --minutes 30               # GRU 3x128
     uv run python bench/learn.py frozen-lake-transformer --minutes 30   # Transformer 3x128
     uv run python bench/learn.py popgym-repeat-previous-easy --minutes 30
+    uv run python bench/learn.py popgym-autoencode-easy --minutes 10    # also higher-lower, minesweeper,
+                                                                         # position-only-cartpole (-easy)
 
 Each run writes a learning-curve PNG under bench/out/<task>/ and prints one line per evaluation and a summary.
 AMAGO v3.3.0 on this machine kind, measured in earlier sessions and not side by side with these runs (so not a
@@ -19,6 +22,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import statistics
 import sys
 import time
 from collections.abc import Callable
@@ -117,11 +121,11 @@ def frozen_lake(memory: str = "rnn") -> dict[str, Any]:
     return job
 
 
-def popgym(task: str) -> dict[str, Any]:
-    """The suite's preset (example 03) scaled to AMAGO's CPU reference: transformer 3x128, whole-episode windows."""
+def popgym(task: str, episode: int = 52) -> dict[str, Any]:
+    """The suite's preset (example 03) scaled to AMAGO's CPU reference: transformer 3x128, windows of one whole
+    ``episode`` (its longest length plus the first observation)."""
     from amago_core.config.presets import preset_for_env
 
-    episode = 52
     job = preset_for_env(f"popgym-{task}") or {}
     job["env"] = {"id": f"popgym-{task}"}
     job["traj_encoder"] = {"kind": "transformer", "d_model": 128, "n_heads": 8, "d_ff": 512, "n_layers": 3}
@@ -170,11 +174,37 @@ class Task:
     confirm_episodes: int | None = None
     """When set, a val result that looks reached is only counted after an extra evaluation of this many
     episodes on fresh tasks agrees (val sees few episodes and its noise alone can cross a target)."""
+    floor_env: str | None = None
+    """When set, the target is a val return of at least this env's random-policy return (measured at the start
+    of the run, ``bench/random_floor.py``) plus ``floor_margin``; ``reached`` is then unused."""
+    floor_margin: float = 0.2
 
+
+def above_floor(env_id: str, episode: int) -> Task:
+    """A POPGym task whose target is a val return 0.2 above a random policy's (returns span [-1, 1])."""
+    return Task(
+        lambda: popgym(env_id.removeprefix("popgym-"), episode),
+        lambda m: False,
+        "val return >= random floor + 0.2, confirmed on 96 episodes",
+        confirm_episodes=96,
+        floor_env=env_id,
+    )
+
+
+LAKE_GAP = 0.4
+"""Meta-Frozen-Lake's target (issue 14): attempts 7-9 succeed 0.4 more often than attempt 0 on the same lake."""
 
 TASKS = {
     "tmaze-h10": Task(lambda: tmaze(10), lambda m: m.get(AVERAGE_RETURN_KEY, -9) >= 0.999, "val return 1.0"),
     "tmaze-h30": Task(lambda: tmaze(30), lambda m: m.get(AVERAGE_RETURN_KEY, -9) >= 0.999, "val return 1.0"),
+    "tmaze-h100": Task(
+        lambda: tmaze(100), lambda m: m.get(AVERAGE_RETURN_KEY, -9) >= 0.999, "val return 1.0"
+    ),
+    # POPGym's four reference tasks of issue 14; windows are each game's longest episode + 1.
+    "popgym-autoencode-easy": above_floor("popgym-autoencode-easy", 104),
+    "popgym-higher-lower-easy": above_floor("popgym-higher-lower-easy", 52),
+    "popgym-minesweeper-easy": above_floor("popgym-minesweeper-easy", 17),
+    "popgym-position-only-cartpole-easy": above_floor("popgym-position-only-cartpole-easy", 201),
     "popgym-repeat-previous-easy": Task(
         lambda: popgym("repeat-previous-easy"),
         lambda m: m.get(AVERAGE_RETURN_KEY, -9) >= 0.0,
@@ -182,14 +212,14 @@ TASKS = {
     ),
     "frozen-lake": Task(
         frozen_lake,
-        lambda m: (attempt_gap(m) or 0.0) >= 0.2,
-        "late-attempt success - attempt 0 >= 0.2, confirmed on 240 fresh lakes",
+        lambda m: (attempt_gap(m) or 0.0) >= LAKE_GAP,
+        f"late-attempt success - attempt 0 >= {LAKE_GAP}, confirmed on 240 fresh lakes",
         confirm_episodes=240,
     ),
     "frozen-lake-transformer": Task(
         lambda: frozen_lake("transformer"),
-        lambda m: (attempt_gap(m) or 0.0) >= 0.2,
-        "late-attempt success - attempt 0 >= 0.2, confirmed on 240 fresh lakes",
+        lambda m: (attempt_gap(m) or 0.0) >= LAKE_GAP,
+        f"late-attempt success - attempt 0 >= {LAKE_GAP}, confirmed on 240 fresh lakes",
         confirm_episodes=240,
     ),
 }
@@ -214,6 +244,24 @@ def main() -> None:
     parser.add_argument("--out", type=Path, help="also write the summary JSON to this file")
     args = parser.parse_args()
     task = TASKS[args.task]
+    reached = task.reached
+    result: dict[str, Any] = {
+        "task": args.task,
+        "target": task.target,
+        "overrides": args.overrides,
+        "reached": False,
+    }
+    if task.floor_env is not None:
+        from random_floor import random_returns
+
+        floor = statistics.mean(random_returns(task.floor_env, 200, seed=0)[0])
+        threshold = floor + task.floor_margin
+        result.update(random_floor=round(floor, 4), target_return=round(threshold, 4))
+        print(f"random floor {floor:.3f}: target val return >= {threshold:.3f}", flush=True)
+
+        def reached(metrics: dict[str, float]) -> bool:
+            return metrics.get(AVERAGE_RETURN_KEY, -9) >= threshold
+
     job = task.make_job()
     run_root = OUT / args.task
     job["run"].update(name=f"seed{args.seed}-{int(time.time())}", ckpt_base_dir=str(run_root), seed=args.seed)
@@ -221,12 +269,6 @@ def main() -> None:
     experiment = build_experiment(load_config(base=job, overrides=args.overrides, environ={}))
     start = time.perf_counter()
     experiment.start()
-    result: dict[str, Any] = {
-        "task": args.task,
-        "target": task.target,
-        "overrides": args.overrides,
-        "reached": False,
-    }
     original_eval = experiment.evaluate_val
 
     def confirmed() -> bool:
@@ -237,7 +279,7 @@ def main() -> None:
         metrics = experiment.evaluate_test(experiment.make_val_env, steps, episodes=task.confirm_episodes)
         gap = attempt_gap(metrics)
         shown = f" attempt gap {gap:+.3f}" if gap is not None else ""
-        ok = task.reached(metrics)
+        ok = reached(metrics)
         print(
             f"  confirmation on {task.confirm_episodes} episodes:{shown} -> {'confirmed' if ok else 'not yet'}"
         )
@@ -262,7 +304,7 @@ def main() -> None:
                 f"{experiment.grad_update_counter:6d} {minutes:5.2f} min  return {metrics.get(AVERAGE_RETURN_KEY, float('nan')):.3f}{shown}",
                 flush=True,
             )
-            if task.reached(metrics) and not result["reached"] and confirmed():
+            if reached(metrics) and not result["reached"] and confirmed():
                 result.update(
                     reached=True,
                     env_steps=experiment.total_frames,

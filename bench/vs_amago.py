@@ -163,7 +163,12 @@ def race_table(races: dict[str, list[dict]]) -> list[str]:
 
 
 def spread(values: list[float]) -> str:
-    return f"{statistics.median(values):.3g} [{min(values):.3g}-{max(values):.3g}]"
+    """``median [min-max]``, whole numbers from 1,000 up (env steps, updates), 3 significant digits below."""
+
+    def shown(value: float) -> str:
+        return f"{value:.0f}" if abs(value) >= 1000 else f"{value:.3g}"
+
+    return f"{shown(statistics.median(values))} [{shown(min(values))}-{shown(max(values))}]"
 
 
 def main() -> None:
