@@ -269,6 +269,9 @@ class BaseAgent(nn.Module):
     def edit_actor_mask(self, batch: Batch, actor_loss: torch.Tensor, pad_mask: torch.Tensor) -> torch.Tensor:
         """Override to change where the actor loss counts.
 
+        The heads skip padded transitions (their outputs there are zeros), so only real transitions carry
+        meaningful loss terms; narrow the default mask, never widen it past them.
+
         Args:
             batch: the training batch (torch tensors).
             actor_loss: unmasked actor loss ``(B, T, G, 1)``.
