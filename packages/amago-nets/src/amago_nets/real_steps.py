@@ -22,6 +22,7 @@ class RealSteps:
 
     def __init__(self, valid: torch.Tensor) -> None:
         self.batch, self.steps = valid.shape
+        self.valid = valid
         self.index = valid.reshape(-1).nonzero().squeeze(1)
         self.count = int(self.index.numel())
 
@@ -45,6 +46,11 @@ class RealSteps:
             return None
         steps = cls(real)
         return steps if steps.padded else None
+
+    @property
+    def row_lengths(self) -> torch.Tensor:
+        """``(B,)`` real steps per row (the row's length when its padding is a suffix)."""
+        return self.valid.sum(1)
 
     @property
     def padded(self) -> bool:

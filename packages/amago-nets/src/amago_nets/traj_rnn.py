@@ -69,8 +69,7 @@ class GRUTrajEncoder(TrajEncoder):
         if real is None or real.count == 0:
             output, new_hidden = self.rnn(seq, hidden_state)
             return self.out_norm(self.out(output)), new_hidden
-        lengths = (~pad_mask).sum(1)  # type: ignore[operator]  # of_window returned steps, so pad_mask is set
-        output, new_hidden = self._run_by_length(seq, lengths)
+        output, new_hidden = self._run_by_length(seq, real.row_lengths)
         return real.put(self.out_norm(self.out(real.take(output)))), new_hidden
 
     def _run_by_length(self, seq: torch.Tensor, lengths: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
