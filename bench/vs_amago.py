@@ -90,6 +90,7 @@ def our_side(encoder: str, args: argparse.Namespace, out: Path, env: dict[str, s
     data = json.loads(out.read_text())
     return {
         "collect": data["collect_steps_per_s"],
+        "ceiling": data["policy_ceiling_steps_per_s"],
         "updates": data["updates_per_s"],
         "launch": import_seconds(sys.executable, "amago_core.experiment", env) + data["startup_s"],
         "rss_gib": rss / 2**20,
@@ -231,6 +232,11 @@ def main() -> None:
                 f"{encoder:11s} {label:22s} {spread(theirs):>22s} {spread(ours):>22s} {ratio:6.2f}  "
                 f"{min(loads):.2f}-{max(loads):.2f}" + ("" if higher_is_better else "  (lower is better)")
             )
+    for encoder, sides in results.items():
+        # How close collection comes to the policy alone (16 rows, one cached step, no envs): amago's side only.
+        shares = [f["collect"] / f["ceiling"] for f in sides["amago"] if f.get("ceiling")]
+        if shares:
+            rows.append(f"{encoder:11s} amago collection / its policy-only ceiling: {spread(shares)}")
     if races["AMAGO"] and races["amago"]:
         rows += ["", *race_table(races)]
     table = "\n".join([header, *rows])
