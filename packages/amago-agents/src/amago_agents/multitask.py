@@ -110,9 +110,8 @@ class MultiTaskAgent(BaseAgent):
                     next_actor(after, real), cfg.num_actions_for_value_in_critic_loss, reparameterised=False
                 )
                 # Targets stay in raw (reward-multiplied) units: the bins, not PopArt, absorb the scale.
-                next_q = self.values(self.target_critics(after, next_actions, real)).mean(
-                    0
-                )  # (B, T, C, G, 1)
+                next_logits = self.target_critics(after, next_actions, real)
+                next_q = self.values(next_logits).mean(0)  # (B, T, C, G, 1)
                 next_q = reduce_ensemble(next_q, cfg.num_critics_td, use_min=cfg.online_coeff > 0)
                 rewards = batch.rews.float() * cfg.reward_multiplier
                 targets = nstep_targets(rewards, batch.dones, next_q, self.gamma_values, cfg.n_step, valid)
@@ -147,9 +146,8 @@ class MultiTaskAgent(BaseAgent):
             sampled = self.policy_actions(
                 policy, cfg.num_actions_for_value_in_actor_loss, reparameterised=True
             )
-            q_policy = self.values(self.maximized_critics(now.detach(), sampled, real)).mean(
-                0
-            )  # (B, T, C, G, 1)
+            policy_logits = self.maximized_critics(now.detach(), sampled, real)
+            q_policy = self.values(policy_logits).mean(0)  # (B, T, C, G, 1)
             actor_loss = actor_loss - cfg.online_coeff * self.popart.normalize_values(q_policy.amin(2))
         if metrics is not None:
             self.add_policy_metrics(policy, valid, metrics)

@@ -17,13 +17,9 @@ from amago_core.config.component import ComponentConfig
 
 
 @functools.cache
-def _takes_pad_mask(cls: type[TstepEncoder]) -> bool:
-    return "pad_mask" in inspect.signature(cls.inner_forward).parameters
-
-
-@functools.cache
-def _traj_takes_pad_mask(cls: type[TrajEncoder]) -> bool:
-    return "pad_mask" in inspect.signature(cls.forward).parameters
+def _takes_pad_mask(method: Callable[..., Any]) -> bool:
+    """Whether an encoder's ``inner_forward`` / ``forward`` override accepts a ``pad_mask`` keyword."""
+    return "pad_mask" in inspect.signature(method).parameters
 
 
 def encode_window(
@@ -31,7 +27,7 @@ def encode_window(
 ) -> tuple[torch.Tensor, Any]:
     """A training window through ``encoder``, telling it where the padding is if its ``forward`` takes a
     ``pad_mask`` keyword (so it can skip the padding's work); encoders without one see the padded window."""
-    if pad_mask is not None and _traj_takes_pad_mask(type(encoder)):
+    if pad_mask is not None and _takes_pad_mask(type(encoder).forward):
         return encoder(seq, time_idxs, None, pad_mask=pad_mask)
     return encoder(seq, time_idxs, None)
 
@@ -103,7 +99,7 @@ class TstepEncoder(nn.Module, abc.ABC):
             rl2s = torch.cat((torch.zeros_like(rl2s[..., :1]), rl2s[..., 1:]), dim=-1)
         if self.hide_rl2s:
             rl2s = torch.zeros_like(rl2s)
-        if pad_mask is not None and _takes_pad_mask(type(self)):
+        if pad_mask is not None and _takes_pad_mask(type(self).inner_forward):
             # The abstract signature has no ``pad_mask``; this subclass's override takes one (checked above).
             inner_forward: Callable[..., torch.Tensor] = self.inner_forward
             return inner_forward(obs, rl2s, pad_mask=pad_mask)

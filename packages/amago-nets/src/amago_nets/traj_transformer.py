@@ -225,15 +225,12 @@ class TransformerTrajEncoder(TrajEncoder):
         if hidden_state is None:
             real = RealSteps.of_window(pad_mask)
             if real is not None:
-                steps = real.take(time_idxs)
-                x = self._embed(real.take(seq), steps)
-                for layer in self.layers:
-                    x = layer(x, steps, self.context, real)
-                return real.put(self.out_norm(x)), None
+                seq, time_idxs = real.take(seq), real.take(time_idxs)
             x = self._embed(seq, time_idxs)
             for layer in self.layers:
-                x = layer(x, time_idxs, self.context)
-            return self.out_norm(x), None
+                x = layer(x, time_idxs, self.context, real)
+            x = self.out_norm(x)
+            return (x if real is None else real.put(x)), None
         x = self._embed(seq, time_idxs)
         if seq.shape[1] != 1:
             msg = (
