@@ -7,7 +7,7 @@ from typing import Annotated
 
 import typer
 
-from amago_core.cli import config_cmd, doctor, listing, run_cmd
+from amago_core.cli import config_cmd, doctor, eval_cmd, listing, run_cmd
 
 app = typer.Typer(
     name="amago",
@@ -61,8 +61,8 @@ def doctor_command(as_json: JsonOption = False) -> None:
 
 
 app.command("run")(run_cmd.run_command)
-app.command("eval")(run_cmd.eval_command)
-app.command("plot")(run_cmd.plot_command)
+app.command("eval")(eval_cmd.eval_command)
+app.command("plot")(eval_cmd.plot_command)
 
 
 def _add_plugin_commands() -> None:

@@ -1,4 +1,4 @@
-"""`amago run`, `amago config show`, `amago eval` and `amago plot`. torch is imported only inside command bodies.
+"""`amago run` and `amago config show`. torch is imported only inside command bodies.
 
 `amago config show` takes exactly `amago run`'s options and prints what `amago run --dry-run` prints: both go
 through :func:`resolve_run_config`, the one place the CLI turns its sources into the config that will run.
@@ -18,7 +18,6 @@ import typer
 from amago_core.cli.errors import debugging, one_line_errors
 from amago_core.cli.output import fail, print_json
 
-RunDir = Annotated[Path, typer.Argument(help="A run folder: {ckpt_base_dir}/{run_name}.")]
 ConfigFiles = Annotated[
     list[Path] | None,
     typer.Option("-c", "--config", help="Config file (.toml, .json, .yaml); repeatable, later wins."),
@@ -29,7 +28,7 @@ Overrides = Annotated[
 ]
 
 
-def _flags(**values: Any) -> dict[str, Any]:
+def cli_flags(**values: Any) -> dict[str, Any]:
     """CLI flags as a config dict (None: not given)."""
     return {key: value for key, value in values.items() if value is not None}
 
@@ -121,7 +120,7 @@ def run_command(
     """
     if mode is not None and mode not in ("both", "collect", "learn"):
         fail(f"--mode must be both, collect or learn (got {mode!r})")
-    run_flags = _flags(
+    run_flags = cli_flags(
         mode=mode,
         seed=seed,
         deterministic=True if deterministic else None,
@@ -129,7 +128,7 @@ def run_command(
     )
     if resume is not None:
         run_flags["ckpt_base_dir"] = str(resume.parent)
-    flags = _flags(
+    flags = cli_flags(
         env=env,
         tstep_encoder=tstep_encoder,
         traj_encoder=traj_encoder,
@@ -160,7 +159,7 @@ def config_show_command(**options: Any) -> None:
     run_command(**options, dry_run=True)
 
 
-def _experiment_or_fail(config: Any, debug: bool, **kwargs: Any) -> Any:
+def experiment_or_fail(config: Any, debug: bool, **kwargs: Any) -> Any:
     from amago_core.experiment import Experiment
 
     with one_line_errors(debug, usage=True):
@@ -182,7 +181,7 @@ def _train(config: Any, resume: Path | None, debug: bool) -> None:
     from amago_core.experiment.naming import env_id_of
     from amago_core.experiment.plot import plot_run
 
-    experiment = _experiment_or_fail(config, debug)
+    experiment = experiment_or_fail(config, debug)
     final = None
     with one_line_errors(debug, after=lambda: _checkpoint_truth(experiment)):
         try:
@@ -223,68 +222,3 @@ def _train(config: Any, resume: Path | None, debug: bool) -> None:
             f"amago: stopped by {experiment.stopped_by} after epoch {experiment.epoch - 1}. {_checkpoint_truth(experiment)}\n"
         )
         raise typer.Exit(128 + int(getattr(signal, experiment.stopped_by)))
-
-
-def eval_command(
-    run_dir: RunDir,
-    env: Annotated[str | None, typer.Option("--env", help="Evaluate on another env id.")] = None,
-    episodes: Annotated[int | None, typer.Option("--episodes", help="Stop after this many episodes.")] = None,
-    timesteps: Annotated[
-        int | None, typer.Option("--timesteps", help="Steps per env (default: the run's val setting).")
-    ] = None,
-    epoch: Annotated[
-        int | None, typer.Option("--epoch", help="Weights of this epoch (default: latest).")
-    ] = None,
-    debug: Annotated[
-        bool, typer.Option("--debug", help="Full tracebacks instead of one-line errors.")
-    ] = False,
-) -> None:
-    """Evaluate a run's policy (latest weights unless --epoch) and print the metrics as JSON."""
-    from pydantic import ValidationError
-
-    from amago_core.config.sources import ConfigSourceError, load_config
-    from amago_core.plugins.errors import PluginError
-
-    resolved_file = run_dir / "config.resolved.json"
-    if not resolved_file.is_file():
-        fail(f"{run_dir} has no config.resolved.json; pass a run folder ({{ckpt_base_dir}}/{{run_name}})")
-    flags = _flags(
-        env=env, run={"name": run_dir.name, "ckpt_base_dir": str(run_dir.parent)}, logging={"verbose": False}
-    )
-    try:
-        config = load_config([resolved_file], flags=flags).resolved()
-    except (ConfigSourceError, ValidationError, PluginError) as exc:
-        fail_on_config_error(exc)
-    debug = debugging(debug)
-    experiment = _experiment_or_fail(config, debug, evaluation_only=True)
-    with one_line_errors(debug):
-        experiment.start()
-        try:
-            weights = (
-                experiment.paths.policy_at(epoch) if epoch is not None else experiment.paths.latest_policy
-            )
-            if not weights.is_file():
-                fail(f"no policy weights at {weights}; train first, or pick an --epoch with a checkpoint")
-            experiment.load_checkpoint_from_path(weights, is_accelerate_state=False)
-            steps = timesteps or config.schedule.val_timesteps_per_epoch
-            metrics = experiment.evaluate_test(experiment.make_test_env, steps, episodes=episodes)
-        finally:
-            experiment.close()
-    print_json(metrics)
-
-
-def plot_command(
-    run_dir: RunDir,
-    debug: Annotated[
-        bool, typer.Option("--debug", help="Full tracebacks instead of one-line errors.")
-    ] = False,
-) -> None:
-    """Draw learning curves (PNG) from the run's metrics.jsonl into RUN_DIR/plots."""
-    from amago_core.experiment.plot import plot_run
-
-    with one_line_errors(debugging(debug), usage=True):
-        written = plot_run(run_dir)
-    if not written:
-        fail(f"{run_dir}/metrics.jsonl has no curves to draw yet (no val/ or train/ records)")
-    for path in written:
-        sys.stdout.write(f"{path}\n")
