@@ -6,7 +6,7 @@ the factories (and torch) are imported when a component is built.
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import model_validator
 
@@ -61,6 +61,10 @@ class FFTstepEncoderConfig(TstepEncoderConfig):
     auto_scale: bool = False
     """Raise ``d_hidden`` and ``d_output`` to at least the flattened input size."""
 
+    def smoke_options(self) -> dict[str, Any]:
+        """One 16-wide layer."""
+        return {"n_layers": 1, "d_hidden": 16, "d_output": 16}
+
     @model_validator(mode="after")
     def _check_sizes(self) -> FFTstepEncoderConfig:
         if self.n_layers < 1 or self.d_hidden < 1 or self.d_output < 1:
@@ -98,6 +102,10 @@ class CNNTstepEncoderConfig(TstepEncoderConfig):
     """Channels of each IMPALA block (``impala`` only)."""
     impala_post_group_norm: bool = True
     """GroupNorm after each IMPALA residual block (``impala`` only)."""
+
+    def smoke_options(self) -> dict[str, Any]:
+        """16 image features, a 16-wide output."""
+        return {"img_features": 16, "d_output": 16}
 
     @model_validator(mode="after")
     def _check_fraction(self) -> CNNTstepEncoderConfig:
@@ -158,6 +166,10 @@ class FFTrajEncoderConfig(ComponentConfig):
     out_norm: Norm = "layer"
     """Normalisation of the output."""
 
+    def smoke_options(self) -> dict[str, Any]:
+        """One 16-wide layer."""
+        return {"d_model": 16, "d_ff": 32, "n_layers": 1}
+
 
 class RNNTrajEncoderConfig(ComponentConfig):
     """GRU over the timestep embeddings; rollouts carry its hidden state step to step."""
@@ -172,6 +184,10 @@ class RNNTrajEncoderConfig(ComponentConfig):
     """Size of the output (a Linear after the GRU)."""
     norm: Norm = "layer"
     """Normalisation of the output."""
+
+    def smoke_options(self) -> dict[str, Any]:
+        """One 16-wide layer."""
+        return {"d_hidden": 16, "d_output": 16, "n_layers": 1}
 
 
 class TransformerTrajEncoderConfig(ComponentConfig):
@@ -215,6 +231,10 @@ class TransformerTrajEncoderConfig(ComponentConfig):
     window_size: int | None = None
     """Sliding-window attention: each step sees itself and the previous ``window_size - 1`` steps, in
     training and in rollouts (None: the context is ``max_seq_len``)."""
+
+    def smoke_options(self) -> dict[str, Any]:
+        """One 16-wide layer of 2 heads."""
+        return {"d_model": 16, "n_heads": 2, "d_ff": 32, "n_layers": 1}
 
     @model_validator(mode="after")
     def _check_heads(self) -> TransformerTrajEncoderConfig:
@@ -262,6 +282,10 @@ class MambaTrajEncoderConfig(ComponentConfig):
     """Chunk length of the ``parallel`` scan (about sqrt(L) needs the fewest sequential steps)."""
     use_kernels: bool = True
     """Use mamba_ssm's CUDA selective-scan kernel for training when installed and on CUDA."""
+
+    def smoke_options(self) -> dict[str, Any]:
+        """One 16-wide layer with a 4-wide state."""
+        return {"d_model": 16, "d_state": 4, "n_layers": 1}
 
     @model_validator(mode="after")
     def _check_sizes(self) -> MambaTrajEncoderConfig:

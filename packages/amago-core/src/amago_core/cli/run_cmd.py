@@ -9,12 +9,14 @@ from __future__ import annotations
 import inspect
 import signal
 import sys
+import tempfile
 from collections.abc import Callable
 from pathlib import Path
 from typing import Annotated, Any
 
 import typer
 
+from amago_core.cli.budget import size_run
 from amago_core.cli.errors import debugging, one_line_errors
 from amago_core.cli.output import fail, print_json
 
@@ -105,7 +107,22 @@ def run_command(
         bool, typer.Option("--deterministic", help="Deterministic torch kernels (GPU runs repeat; slower).")
     ] = False,
     name: Annotated[str | None, typer.Option("--name", help="Run name (default: env-encoder-time).")] = None,
-    quiet: Annotated[bool, typer.Option("--quiet", help="No progress bars or summary.")] = False,
+    budget: Annotated[
+        str | None,
+        typer.Option(
+            "--budget",
+            help="Wall time, e.g. 10m or 1.5h: measure this machine, size the run to fit, stop at the limit.",
+        ),
+    ] = None,
+    steps: Annotated[
+        str | None,
+        typer.Option("--steps", help="Train env steps (all actors), e.g. 200k: size the run to them."),
+    ] = None,
+    smoke: Annotated[
+        bool,
+        typer.Option("--smoke", help="A tiny end-to-end run of the same env and components (seconds)."),
+    ] = False,
+    quiet: Annotated[bool, typer.Option("--quiet", help="No progress bars, notes or summary.")] = False,
     debug: Annotated[
         bool, typer.Option("--debug", help="Full tracebacks instead of one-line errors.")
     ] = False,
@@ -113,10 +130,12 @@ def run_command(
     """Train an agent: compose env, encoders, agent and exploration from the installed plugins.
 
     With no arguments it runs amago's embedded main job (a small memory task that trains on a CPU in minutes).
-    `--env ID` starts from that env suite's preset instead (AMAGO's settings for the task, often sized for a
-    GPU); anything you set overrides it. `--dry-run` prints the config that would run. Ctrl-C (or SIGTERM)
-    stops after the current step and saves a checkpoint; a second Ctrl-C aborts. Errors are one line
-    (`--debug` or AMAGO_DEBUG=1: the traceback).
+    `--env ID` replaces that job with the env suite's preset: AMAGO's settings for the task, often sized for a
+    GPU node (hours to days). `--budget 10m`, `--steps 200k` or `--smoke` size any preset to this machine,
+    keeping its update-to-data ratio; `--dry-run` prints the config that would run (sized, with those flags).
+    Settings follow the env options you set (a longer corridor, more attempts). Anything you set overrides the
+    preset. Ctrl-C (or SIGTERM) stops after the current step and saves a checkpoint; a second Ctrl-C aborts.
+    Errors are one line (`--debug` or AMAGO_DEBUG=1: the traceback).
     """
     if mode is not None and mode not in ("both", "collect", "learn"):
         fail(f"--mode must be both, collect or learn (got {mode!r})")
@@ -137,11 +156,35 @@ def run_command(
         run=run_flags or None,
         logging={"verbose": False} if quiet else None,
     )
-    resolved = resolve_run_config(list(config or []), list(override or []), flags, resume)
+    files, overrides = list(config or []), list(override or [])
+    resolved = resolve_run_config(files, overrides, flags, resume)
+    if resume is not None and (budget or steps or smoke):
+        fail(
+            "a resumed run keeps the schedule it was sized to; drop --budget, --steps and --smoke with --resume."
+        )
+    from amago_core.config.sources import merge_sources
+
+    resolved = size_run(
+        resolved,
+        merge_sources(files, flags, overrides),
+        budget=budget,
+        steps=steps,
+        smoke=smoke,
+        announce=not quiet,
+        debug=debugging(debug),
+    )
     if dry_run:
-        print_json(resolved.model_dump(mode="json"))
+        print_json(resolved.model_dump(mode="json"), exact_floats=True)
         return
-    _train(resolved, resume, debugging(debug))
+    if smoke:
+        with tempfile.TemporaryDirectory(prefix="amago-smoke-") as folder:
+            from amago_core.config.sizing import apply_sizing
+
+            _train(apply_sizing(resolved, {"run": {"ckpt_base_dir": folder}}), None, debugging(debug), quiet)
+        if not quiet:
+            sys.stderr.write("amago: the smoke run passed end to end; its temporary folder was removed.\n")
+        return
+    _train(resolved, resume, debugging(debug), quiet)
 
 
 def _same_options_as_run(command: Callable[..., None]) -> Callable[..., None]:
@@ -177,9 +220,10 @@ def _checkpoint_truth(experiment: Any) -> str:
     )
 
 
-def _train(config: Any, resume: Path | None, debug: bool) -> None:
+def _train(config: Any, resume: Path | None, debug: bool, quiet: bool) -> None:
     from amago_core.experiment.naming import env_id_of
     from amago_core.experiment.plot import plot_run
+    from amago_core.experiment.state import TIME_LIMIT
 
     experiment = experiment_or_fail(config, debug)
     final = None
@@ -195,7 +239,8 @@ def _train(config: Any, resume: Path | None, debug: bool) -> None:
                 )
                 sys.stderr.write(f"amago: {message} ({experiment.paths.root})\n")
             experiment.learn()
-            if experiment.stopped_by is None and experiment.val_envs is not None and experiment.make_test_env:
+            finished = experiment.stopped_by in (None, TIME_LIMIT)  # a time limit is how a budget ends
+            if finished and experiment.val_envs is not None and experiment.make_test_env:
                 final = experiment.evaluate_test(
                     experiment.make_test_env, experiment.config.schedule.val_timesteps_per_epoch
                 )
@@ -216,8 +261,15 @@ def _train(config: Any, resume: Path | None, debug: bool) -> None:
     if experiment.stopped_by is not None:
         summary["stopped_by"] = experiment.stopped_by
         summary["epochs_done"] = experiment.epoch
-    print_json(summary)
-    if experiment.stopped_by is not None:
+    if not quiet:
+        print_json(summary)
+    if experiment.stopped_by == TIME_LIMIT:
+        if not quiet:
+            sys.stderr.write(
+                f"amago: schedule.max_minutes={config.schedule.max_minutes:g} reached after epoch "
+                f"{experiment.epoch - 1}; the run was saved and tested. {_checkpoint_truth(experiment)}\n"
+            )
+    elif experiment.stopped_by is not None:
         sys.stderr.write(
             f"amago: stopped by {experiment.stopped_by} after epoch {experiment.epoch - 1}. {_checkpoint_truth(experiment)}\n"
         )

@@ -47,6 +47,36 @@ class ComponentConfig(StrictModel):
         """JSON-safe dict of this config (including ``kind``)."""
         return self.model_dump(mode="json")
 
+    # ---- sizing: how a component's options follow the env's episode, a step budget and `--smoke` ----------
+    # `amago run` sizes any preset to the machine without knowing the component: each config says which of its
+    # own options are counted in episode steps or in env steps, and what its smallest useful form is.
+
+    def follow_episode_length(self, old: int, new: int) -> dict[str, Any]:
+        """Options that follow the env's episode length when it changes from ``old`` to ``new`` steps.
+
+        Called when the user's env options make an episode longer or shorter than the preset (or main job) it
+        came with was written for; only options the user did not set themselves are replaced. Default: none.
+
+        Returns:
+            ``{field: new value}`` for the options counted in episode steps.
+        """
+        return {}
+
+    def follow_step_budget(self, ratio: float) -> dict[str, Any]:
+        """Options counted in env steps per actor, when a budget runs ``ratio`` times the preset's steps.
+
+        Example: an exploration schedule annealed over ``steps_anneal`` steps keeps annealing over the same
+        share of the run. Only options the user did not set themselves are replaced. Default: none.
+        """
+        return {}
+
+    def smoke_options(self) -> dict[str, Any]:
+        """The smallest useful form of this component for ``amago run --smoke`` (seconds end to end).
+
+        Default: none (the component runs as configured). Encoders return tiny widths and depths.
+        """
+        return {}
+
 
 class EnvSuiteConfig(ComponentConfig):
     """Config base of an env suite (entry-point group ``amago.env_suites``).
@@ -59,3 +89,16 @@ class EnvSuiteConfig(ComponentConfig):
 
     task: str | None = None
     """Task within the suite (the env id's part after the suite name); None picks the suite's default."""
+
+    whole_episode_memory: ClassVar[bool] = False
+    """True for memory tasks whose policy must see a whole episode at once (T-Maze, k-shot meta-RL with short
+    episodes): a ``run.max_seq_len`` below :meth:`episode_steps` gets a warning saying what to set."""
+
+    def episode_steps(self) -> int | None:
+        """The most steps one env episode (a whole meta-episode, for k-shot suites) takes with these options.
+
+        Presets write their sequence lengths, save lengths and val horizons for the suite's default options;
+        when a user's options change this number, the settings that covered whole episodes follow it (see
+        ``amago_core.config.episode``). None (the default): unknown or unbounded, nothing follows.
+        """
+        return None

@@ -174,6 +174,10 @@ class ScheduleSection(StrictModel):
     """Write `ckpts/latest` policy weights every trained epoch (what collect-only processes read)."""
     always_load_latest: bool = False
     """Read `ckpts/latest` at the start of every epoch (for collect-only processes)."""
+    max_minutes: float | None = Field(None, gt=0)
+    """Wall-time limit of the training loop (from `start()` on, per launch): when it passes, the run stops like
+    a Ctrl-C (the current step ends, a checkpoint is saved, `stopped_by` is `max_minutes`), then finishes
+    normally. `amago run --budget` sets it; None: no limit."""
 
 
 class LoggingSection(StrictModel):

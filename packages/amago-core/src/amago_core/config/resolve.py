@@ -12,6 +12,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from amago_core.config.episode import follow_episode, warn_if_memory_too_short
 from amago_core.config.errors import describe_validation_error
 from amago_core.config.experiment import ExperimentConfig
 from amago_core.config.sources import load_config, merge_over_job, merge_sources
@@ -29,7 +30,8 @@ def base_layer(env_choice: Any, default_job: Mapping[str, Any] | None) -> dict[s
         amago_core.plugins.PluginError: the env names no installed suite, or the suite's spec is broken.
         PresetError: the suite's preset for the task does not validate on its own.
     """
-    if env_choice is None:
+    if env_choice is None or (isinstance(env_choice, Mapping) and not {"id", "kind"} & set(env_choice)):
+        # No env named (options alone, like `-o env.corridor_length=30`, refine the job's env).
         return dict(default_job) if default_job is not None else None
     from amago_core.config.presets import preset_for_env, suite_and_task
 
@@ -40,6 +42,8 @@ def base_layer(env_choice: Any, default_job: Mapping[str, Any] | None) -> dict[s
     try:  # on its own, with only the env's identity: a user's bad env option is not the preset's fault
         ExperimentConfig.model_validate(merge_over_job(preset, {"env": {"kind": suite, "task": task}}))
     except ValidationError as exc:
+        if any(tuple(error["loc"][:2]) == ("env", "task") for error in exc.errors()):
+            raise  # the env id names a task the suite lacks: the user's error, reported at env.task
         from amago_core.plugins.registry import registries
 
         origins = ", ".join(r.origin for r in registries().env_suites.records(suite)) or "its distribution"
@@ -63,6 +67,9 @@ def resolve_config(
 ) -> ExperimentConfig:
     """Merges every source over the base layer, validates, and resolves each component slot to its config.
 
+    The base layer's episode-counted settings follow the episode length of the user's env options
+    (:mod:`amago_core.config.episode`), and a memory shorter than one episode of a memory task is warned about.
+
     Args:
         files: ``-c`` files, in order (later wins).
         flags: CLI flags or the Python API's settings, as a config tree (None values are unset).
@@ -76,6 +83,12 @@ def resolve_config(
         amago_core.plugins.PluginError: a component or env is unknown, missing or broken (incl. PresetError).
     """
     files, overrides = list(files), list(overrides)
-    env_choice = merge_sources(files, flags, overrides, environ).get("env")
-    base = base_layer(env_choice, default_job)
-    return load_config(files, flags, overrides, environ, base=base).resolved()
+    user = merge_sources(files, flags, overrides, environ)
+    base = base_layer(user.get("env"), default_job)
+    config = load_config(files, flags, overrides, environ, base=base).resolved()
+    if base is not None:
+        followed = follow_episode(base, user, config)
+        if followed is not None:  # the user's env options changed the episode the base layer was written for
+            config = load_config(files, flags, overrides, environ, base=followed).resolved()
+    warn_if_memory_too_short(config)
+    return config

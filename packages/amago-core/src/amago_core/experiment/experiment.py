@@ -131,6 +131,7 @@ class Experiment(SetupMixin):
 
         SIGINT or SIGTERM ends it cleanly: the current step finishes (one process) or the current epoch does
         (several), a training state is saved, and ``stopped_by`` names the signal. A second Ctrl-C aborts.
+        ``schedule.max_minutes`` stops it the same way (``stopped_by == "max_minutes"``).
         """
         if not self._started:
             msg = "call Experiment.start() before learn()"
@@ -138,6 +139,7 @@ class Experiment(SetupMixin):
         if self.evaluation_only:
             msg = "this Experiment was built with evaluation_only=True; build it without to train"
             raise RuntimeError(msg)
+        self._started_at = time.monotonic()
         with stop_on_signals(self._on_stop_signal, announce=self._accelerator.is_main_process):
             self._loop()
 
@@ -150,6 +152,7 @@ class Experiment(SetupMixin):
             self.epoch = epoch
             self._epoch_metrics = {}
             self._run_epoch(epoch)
+            self._check_time_limit()
             stopping = self._agree_to_stop()
             if self.role.learns and (self.config.schedule.rolling_state or stopping):
                 self.save_rolling_state()  # a kill from here on loses nothing of this epoch

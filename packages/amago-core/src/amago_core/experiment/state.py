@@ -7,6 +7,7 @@
 
 from __future__ import annotations
 
+import time
 from collections.abc import Mapping
 from contextlib import AbstractContextManager, nullcontext
 from pathlib import Path
@@ -30,6 +31,9 @@ from amago_core.experiment.processes import ProcessRole
 from amago_core.experiment.run_dir import RunPaths
 from amago_core.plugins.registry import Registries
 from amago_core.plugins.registry import registries as installed_registries
+
+TIME_LIMIT = "max_minutes"
+"""``Experiment.stopped_by`` when ``schedule.max_minutes`` ended the run (signals give their names, ``SIGINT``)."""
 
 if TYPE_CHECKING:
     import gymnasium
@@ -108,6 +112,7 @@ class ExperimentState:
         self._started = False
         self._stop_requested = False
         self.stopped_by: str | None = None
+        self._started_at: float | None = None  # when learn() began: schedule.max_minutes counts from here
         """The signal (``SIGINT``/``SIGTERM``) that ended :meth:`learn` early, if one did."""
         self._epoch_metrics: dict[str, Any] = {}
 
@@ -234,7 +239,19 @@ class ExperimentState:
     def _stop_now(self) -> bool:
         """True when a stop signal asks the current step to be the last (one process; several processes finish
         the epoch, so that none waits at a barrier for the others)."""
+        self._check_time_limit()
         return self.stopped_by is not None and self._accelerator.num_processes == 1
+
+    def _check_time_limit(self) -> None:
+        """Stops the run like a signal once ``schedule.max_minutes`` of training have passed."""
+        limit = self.config.schedule.max_minutes
+        if (
+            limit is not None
+            and self.stopped_by is None
+            and self._started_at is not None
+            and time.monotonic() - self._started_at >= 60 * limit
+        ):
+            self.stopped_by = TIME_LIMIT
 
     def _dataset(self) -> RLDataset:
         if self.dataset is None:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import ClassVar, Literal
+from typing import Any, ClassVar, Literal
 
 from pydantic import Field, model_validator
 
@@ -28,6 +28,22 @@ class QuietStretchConfig(ComponentConfig):
             msg = f"quiet_steps={self.quiet_steps}: needs 0 <= first < last (episode steps [first, last))."
             raise ValueError(msg)
         return self
+
+    def follow_episode_length(self, old: int, new: int) -> dict[str, Any]:
+        """The quiet stretch keeps its first step and its distance to the episode's end (T-Maze: the corridor),
+        and ``quiet_eps`` scales so the stretch draws as many random actions as before."""
+        if self.quiet_steps is None:
+            return {}
+        first, last = self.quiet_steps
+        last = last + new - old
+        if last <= first:
+            return {"quiet_steps": None}
+        return {"quiet_steps": (first, last), "quiet_eps": min(1.0, self.quiet_eps * old / new)}
+
+    def follow_step_budget(self, ratio: float) -> dict[str, Any]:
+        """The schedule anneals over the same share of a shorter or longer run."""
+        steps_anneal: int = getattr(self, "steps_anneal")  # noqa: B009  (every subclass has one)
+        return {"steps_anneal": max(1, round(steps_anneal * ratio))}
 
 
 class EGreedyConfig(QuietStretchConfig):
@@ -71,6 +87,13 @@ class BilevelConfig(QuietStretchConfig):
     """Env steps (counted per actor) over which both schedules anneal."""
     randomize_eps: bool = True
     """Multiply epsilon by a U[0, 1) draw per env row, redrawn at every reset and episode end."""
+
+    def follow_episode_length(self, old: int, new: int) -> dict[str, Any]:
+        """A horizon that covered whole episodes keeps covering them (plus the quiet stretch's rule)."""
+        followed = super().follow_episode_length(old, new)
+        if self.rollout_horizon is not None and self.rollout_horizon >= old:
+            followed["rollout_horizon"] = max(1, round(self.rollout_horizon * new / old))
+        return followed
 
 
 EGREEDY = ComponentSpec(

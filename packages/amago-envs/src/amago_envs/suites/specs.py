@@ -7,7 +7,9 @@ it here, so an unknown task fails before any environment code is imported.
 
 from __future__ import annotations
 
-from typing import Literal
+import math
+from difflib import SequenceMatcher
+from typing import ClassVar, Literal
 
 from pydantic import Field, field_validator, model_validator
 
@@ -20,6 +22,15 @@ ENV_SUITES_GROUP = "amago.env_suites"
 TMAZE_TASKS: tuple[str, ...] = ("passive", "active")
 """T-Maze variants: the goal side is shown at the start (passive) or one step back from it (active)."""
 
+TASKS_IN_AN_ERROR = 5
+"""An unknown task's message names at most this many env ids, closest first (ALE alone has over 100)."""
+
+
+def _closest_first(word: str, tasks: tuple[str, ...]) -> list[str]:
+    """``tasks`` by similarity to ``word`` (case ignored), most similar first; ties keep the suite's order."""
+    typed = word.lower()
+    return sorted(tasks, key=lambda task: -SequenceMatcher(None, typed, task.lower()).ratio())
+
 
 def check_task(suite: str, task: str | None, tasks: tuple[str, ...]) -> str | None:
     """Returns ``task`` if the suite has it (None always passes: it picks the default).
@@ -30,7 +41,8 @@ def check_task(suite: str, task: str | None, tasks: tuple[str, ...]) -> str | No
         tasks: the suite's tasks; empty for suites whose env id is the suite name alone.
 
     Raises:
-        ValueError: the task is unknown; the message lists the tasks and the closest one.
+        ValueError: the task is unknown; one line with the closest env ids (at most
+            :data:`TASKS_IN_AN_ERROR`), how many tasks there are and the command that lists them all.
     """
     if task is None or task in tasks:
         return task
@@ -38,11 +50,14 @@ def check_task(suite: str, task: str | None, tasks: tuple[str, ...]) -> str | No
     if not tasks:
         msg = f"env suite {suite!r} has no tasks, got {task!r}; use the env id {env_prefix!r}."
         raise ValueError(msg)
-    ids = [f"{env_prefix}-{t}" for t in tasks]
-    msg = (
-        f"env suite {suite!r} has no task {task!r}.{did_you_mean(task, tasks)} "
-        f"Tasks: {', '.join(tasks)} (env ids: {', '.join(ids)})."
-    )
+    closest = [f"{env_prefix}-{t}" for t in _closest_first(task, tasks)[:TASKS_IN_AN_ERROR]]
+    known = f"Its env ids: {', '.join(closest)}."
+    if len(tasks) > len(closest):
+        known = (
+            f"Closest env ids: {', '.join(closest)} ({len(tasks)} tasks in all; `amago list envs {suite}` "
+            "lists them all)."
+        )
+    msg = f"env suite {suite!r} has no task {task!r}.{did_you_mean(task, tasks)} {known}"
     raise ValueError(msg)
 
 
@@ -62,10 +77,16 @@ class TMazeConfig(EnvSuiteConfig):
     """The "Alt" penalty for every action other than "right" after the oracle; None uses
     ``-1 / corridor_length`` (AMAGO's T-Maze example), 0 turns it off."""
 
+    whole_episode_memory: ClassVar[bool] = True
+
     @field_validator("task")
     @classmethod
     def _known_task(cls, task: str | None) -> str | None:
         return check_task("tmaze", task, TMAZE_TASKS)
+
+    def episode_steps(self) -> int:
+        """The corridor, the turn, and (active) the detour to the oracle and back."""
+        return self.corridor_length + (3 if self.task == "active" else 1)
 
 
 class FrozenLakeConfig(EnvSuiteConfig):
@@ -96,10 +117,19 @@ class FrozenLakeConfig(EnvSuiteConfig):
     slip_chance: float = Field(0.0, ge=0.0, lt=1.0)
     """Chance that a step goes in a random direction instead of the chosen one."""
 
+    whole_episode_memory: ClassVar[bool] = True
+
     @field_validator("task")
     @classmethod
     def _known_task(cls, task: str | None) -> str | None:
         return check_task("frozen_lake", task, ())
+
+    def episode_steps(self) -> int:
+        """``k_episodes`` attempts of at most ``max_episode_steps`` steps (its default rule when unset)."""
+        attempt = self.max_episode_steps or math.ceil(
+            self.size**2 * (2 if self.hard_mode else 1) / (1.0 - self.slip_chance)
+        )
+        return self.k_episodes * attempt
 
 
 Location = Literal["random"] | tuple[int, int]
@@ -135,10 +165,16 @@ class KeyDoorConfig(EnvSuiteConfig):
     randomize_actions: bool = False
     """Shuffle which action index moves in which direction, per room."""
 
+    whole_episode_memory: ClassVar[bool] = True
+
     @field_validator("task")
     @classmethod
     def _known_task(cls, task: str | None) -> str | None:
         return check_task("key_door", task, ())
+
+    def episode_steps(self) -> int:
+        """One room: ``meta_rollout_horizon`` steps across attempts."""
+        return self.meta_rollout_horizon
 
     @model_validator(mode="after")
     def _locations_inside_room(self) -> KeyDoorConfig:
@@ -185,6 +221,10 @@ class MazeRunnerConfig(EnvSuiteConfig):
     @classmethod
     def _known_task(cls, task: str | None) -> str | None:
         return check_task("mazerunner", task, ())
+
+    def episode_steps(self) -> int:
+        """``time_limit`` steps."""
+        return self.time_limit
 
     @model_validator(mode="after")
     def _consistent_goals(self) -> MazeRunnerConfig:

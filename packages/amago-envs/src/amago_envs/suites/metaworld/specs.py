@@ -62,6 +62,10 @@ class MetaworldConfig(EnvSuiteConfig):
     def _known_task(cls, task: str | None) -> str | None:
         return check_task("metaworld", task, METAWORLD_TASKS)
 
+    def episode_steps(self) -> int:
+        """``k_episodes`` trials of ``max_episode_steps`` (the preset's context, 256, is a window of it)."""
+        return self.k_episodes * self.max_episode_steps
+
 
 _K = 3  # example 07's default --k; the preset's lengths below are derived from it
 METAWORLD_PRESET: dict[str, object] = {
@@ -78,9 +82,9 @@ METAWORLD_PRESET: dict[str, object] = {
     "schedule": {"val_timesteps_per_epoch": 15 * _K * 500 + 1},
     "optim": {"learning_rate": 5e-4, "grad_clip": 2.0},
 }
-"""Example 07's hyperparameters for ``k_episodes=3`` (set ``exploration.rollout_horizon`` to 500·k for
-another k). With ``--agent multitask`` its two-hot critic covers returns -100 to 5000·k in 96 bins, as in
-the example."""
+"""Example 07's hyperparameters for ``k_episodes=3``. Another k or trial length moves the exploration horizon
+and the val horizon with the meta-episode; the 256-step context and the 1024-step files stay. With
+``--agent multitask`` its two-hot critic covers returns -100 to 5000·k in 96 bins, as in the example."""
 
 METAWORLD = ComponentSpec(
     name="metaworld",

@@ -1,0 +1,112 @@
+"""`amago run --budget 10m | --steps N | --smoke`: the resolved config sized to the machine (see ``config.sizing``).
+
+torch is imported only when ``--budget`` measures this machine.
+"""
+
+from __future__ import annotations
+
+import re
+import sys
+import time
+from collections.abc import Mapping
+from typing import Any
+
+from amago_core.cli.output import fail
+
+STEPS_PATTERN = re.compile(r"\s*(\d+(?:\.\d+)?(?:e\d+)?)\s*([km]?)\s*", re.IGNORECASE)
+
+
+def parse_steps(text: str) -> int:
+    """Env steps written ``200000``, ``200k``, ``1.5M`` or ``2e5``; exits 2 with one line otherwise."""
+    match = STEPS_PATTERN.fullmatch(text)
+    value = float(match.group(1)) * {"": 1, "k": 1e3, "m": 1e6}[match.group(2).lower()] if match else 0
+    if value < 1:
+        fail(f"--steps {text!r} is not a number of env steps; write it like 200000, 200k or 1.5M.")
+    return int(value)
+
+
+def size_run(
+    config: Any,
+    user: Mapping[str, Any],
+    *,
+    budget: str | None,
+    steps: str | None,
+    smoke: bool,
+    announce: bool,
+    debug: bool,
+) -> Any:
+    """``config`` sized by the one budget flag given (``config`` itself when none is); exits 2 on a bad one.
+
+    Args:
+        config: the resolved config.
+        user: the user's own sources merged (kept as set; they constrain the sizing).
+        budget: ``--budget`` (wall time, e.g. ``10m``): measured on this machine, then sized; the run also
+            stops at that time (``schedule.max_minutes``).
+        steps: ``--steps`` (train env steps, all actors).
+        smoke: ``--smoke``: a tiny end-to-end run of the same components (seconds).
+        announce: write one line to stderr saying what the sized run will do.
+        debug: tracebacks instead of one-line errors.
+    """
+    from pydantic import ValidationError
+
+    from amago_core.cli.errors import one_line_errors
+    from amago_core.config.sizing import (
+        SMOKE_STEPS_PER_ACTOR,
+        BudgetError,
+        apply_sizing,
+        describe_schedule,
+        parse_duration,
+        size_for_seconds,
+        size_schedule,
+    )
+
+    given = [flag for flag, value in (("--budget", budget), ("--steps", steps), ("--smoke", smoke)) if value]
+    if not given:
+        return config
+    if len(given) > 1:
+        fail(f"{' and '.join(given)} both size the run; pass one of them.")
+    try:
+        if smoke:
+            sized = apply_sizing(config, size_schedule(config, user, 2 * SMOKE_STEPS_PER_ACTOR, smoke=True))
+            how = "--smoke"
+        elif steps is not None:
+            sized = apply_sizing(config, size_schedule(config, user, parse_steps(steps)))
+            how = f"--steps {steps}"
+        else:
+            seconds = parse_duration(str(budget))
+            started = time.monotonic()
+            if announce:
+                sys.stderr.write(
+                    "amago: measuring this machine for --budget (a throw-away copy of the run)...\n"
+                )
+            from amago_core.experiment.calibrate import measure_costs
+
+            with one_line_errors(debug):
+                costs = measure_costs(config)
+            seconds -= time.monotonic() - started  # the measurement is part of the budget
+            sized = apply_sizing(config, size_for_seconds(config, user, costs, seconds))
+            user_schedule = user.get("schedule")
+            if not (isinstance(user_schedule, Mapping) and "max_minutes" in user_schedule):
+                # The loop's own limit leaves room for the final test pass and the summary.
+                loop_seconds = (
+                    seconds
+                    - costs.startup_seconds
+                    - sized.schedule.val_timesteps_per_epoch * costs.seconds_per_pool_step
+                )
+                sized = apply_sizing(
+                    sized, {"schedule": {"max_minutes": round(max(loop_seconds, 1.0) / 60, 2)}}
+                )
+            how = (
+                f"--budget {budget} (here: {costs.seconds_per_pool_step * 1e3:.1f} ms per step of "
+                f"{config.rollout.parallel_actors} envs, {costs.seconds_per_update * 1e3:.0f} ms per update, "
+                f"{costs.startup_seconds:.1f} s to start)"
+            )
+    except BudgetError as exc:
+        fail(str(exc))
+    except ValidationError as exc:  # a user setting the sizing must keep (say, a fixed epoch count) conflicts
+        from amago_core.cli.run_cmd import fail_on_config_error
+
+        fail_on_config_error(exc)
+    if announce:
+        sys.stderr.write(f"amago: sized by {how}: {describe_schedule(sized)}\n")
+    return sized

@@ -1,0 +1,142 @@
+"""Presets follow the env: settings written for one episode length follow the length the user's env options give.
+
+A preset (or the main job) is written for its suite's default options: T-Maze's sequence length is one episode
+of the default 10-cell corridor. When the user sets ``env.corridor_length=20``, an episode takes 21 steps, not
+11, and a preset value that covered whole episodes must grow with it or the agent cannot see the start of its
+own episode. The rule, for every setting the preset (or job) set and the user did not:
+
+- a core length (``run.max_seq_len``, ``replay.traj_save_len``, ``schedule.train_timesteps_per_epoch``,
+  ``schedule.val_timesteps_per_epoch``) that covered at least one whole episode keeps covering the same number
+  of episodes (scaled by new/old length, rounded); a shorter one is a window (a context length chosen below the
+  episode on purpose) and stays;
+- ``schedule.train_batches_per_epoch`` scales with the train timesteps, so the update-to-data ratio holds;
+- each component config says which of its own options are counted in episode steps
+  (:meth:`~amago_core.config.component.ComponentConfig.follow_episode_length`).
+
+A ``run.max_seq_len`` shorter than one episode of a whole-episode memory task (the suite's
+``whole_episode_memory``) gets one warning line saying what to set.
+"""
+
+from __future__ import annotations
+
+import copy
+import warnings
+from collections.abc import Mapping
+from typing import Any
+
+from amago_core.config.component import EnvSuiteConfig
+from amago_core.config.experiment import SLOT_KEYS, ExperimentConfig
+
+EPISODE_COUNTED: tuple[tuple[str, str], ...] = (
+    ("run", "max_seq_len"),
+    ("replay", "traj_save_len"),
+    ("schedule", "train_timesteps_per_epoch"),
+    ("schedule", "val_timesteps_per_epoch"),
+)
+"""Core settings that a preset may count in whole episodes."""
+
+
+class ShortMemoryWarning(UserWarning):
+    """``run.max_seq_len`` is shorter than one episode of a task that needs the whole episode in memory."""
+
+
+def _is_set(tree: Mapping[str, Any], section: str, key: str) -> bool:
+    table = tree.get(section)
+    return isinstance(table, Mapping) and key in table
+
+
+def _kind(value: Any) -> str | None:
+    if isinstance(value, str):
+        return value
+    if isinstance(value, Mapping):
+        return value.get("kind")
+    return None
+
+
+def _env_as_base_wrote_it(base: Mapping[str, Any], env: EnvSuiteConfig) -> EnvSuiteConfig | None:
+    """The env with only the base layer's own options (the ones its lengths were written for)."""
+    table = base.get("env")
+    options = (
+        {k: v for k, v in table.items() if k not in ("id", "kind", "task")}
+        if isinstance(table, Mapping)
+        else {}
+    )
+    try:
+        return type(env).model_validate({**options, "kind": env.kind, "task": env.task})
+    except ValueError:
+        return None  # the base layer's env options do not fit this suite: nothing to compare with
+
+
+def episode_lengths(base: Mapping[str, Any], config: ExperimentConfig) -> tuple[int, int] | None:
+    """``(old, new)`` episode steps when the user's env options change the episode the base layer was written for."""
+    env = config.component("env")
+    if not isinstance(env, EnvSuiteConfig):
+        return None
+    new = env.episode_steps()
+    written_for = _env_as_base_wrote_it(base, env)
+    old = written_for.episode_steps() if written_for is not None else None
+    if new is None or old is None or new == old:
+        return None
+    return old, new
+
+
+def follow_episode(
+    base: Mapping[str, Any], user: Mapping[str, Any], config: ExperimentConfig
+) -> dict[str, Any] | None:
+    """The base layer with its episode-counted settings moved to the episode length ``config``'s env gives.
+
+    Args:
+        base: the preset or main job that sits under the user's sources.
+        user: the user's own sources merged (what they set themselves is never changed).
+        config: the config resolved over ``base`` (its env carries the user's options).
+
+    Returns:
+        The new base layer, or None when the episode length did not change (or is unknown).
+    """
+    lengths = episode_lengths(base, config)
+    if lengths is None:
+        return None
+    old, new = lengths
+    followed = copy.deepcopy(dict(base))
+    scale = new / old
+    for section, key in EPISODE_COUNTED:
+        value = base.get(section, {}).get(key) if isinstance(base.get(section), Mapping) else None
+        if isinstance(value, int) and value >= old and not _is_set(user, section, key):
+            followed[section][key] = max(1, round(value * scale))
+            if key == "train_timesteps_per_epoch":
+                batches = base[section].get("train_batches_per_epoch")
+                if isinstance(batches, int) and not _is_set(user, section, "train_batches_per_epoch"):
+                    followed[section]["train_batches_per_epoch"] = max(
+                        int(batches > 0), round(batches * scale)
+                    )
+    for slot in SLOT_KEYS:
+        component = config.component(slot)
+        if component is None or slot == "env":
+            continue
+        updates = component.follow_episode_length(old, new)
+        user_table = user.get(slot) if isinstance(user.get(slot), Mapping) else {}
+        updates = {k: v for k, v in updates.items() if k not in user_table}  # type: ignore[operator]
+        if not updates:
+            continue
+        table = followed.get(slot)
+        own = dict(table) if isinstance(table, Mapping) and _kind(table) == component.kind else {}
+        followed[slot] = {**own, "kind": component.kind, **updates}
+    return followed
+
+
+def warn_if_memory_too_short(config: ExperimentConfig) -> None:
+    """One :class:`ShortMemoryWarning` line when ``run.max_seq_len`` cannot hold one episode of a memory task."""
+    env = config.component("env")
+    if not isinstance(env, EnvSuiteConfig) or not type(env).whole_episode_memory:
+        return
+    steps = env.episode_steps()
+    if steps is None or config.run.max_seq_len >= steps:
+        return
+    name = env.kind.replace("_", "-") + (f"-{env.task}" if env.task else "")
+    warnings.warn(
+        f"run.max_seq_len={config.run.max_seq_len} is shorter than one episode of {name} ({steps} steps with "
+        f"these env options), so the agent cannot remember the start of its episode; set "
+        f"-o run.max_seq_len={steps} (and replay.traj_save_len >= {steps}).",
+        ShortMemoryWarning,
+        stacklevel=3,
+    )

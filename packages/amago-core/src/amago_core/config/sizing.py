@@ -1,0 +1,266 @@
+"""Size any preset to the machine: an env-step budget (``--steps``), a wall-time budget (``--budget``), ``--smoke``.
+
+AMAGO's presets are written for GPU nodes (Meta-World ML45: 1000 epochs of 1000 steps and 1000 updates, a val
+pass of 22,501 steps). A budget keeps what makes the preset *that* preset and shrinks how long it runs:
+
+- **update-to-data ratio**: updates per epoch scale with env steps per epoch;
+- **epochs**: at least :data:`MIN_EPOCHS` (a learning curve, checkpoints, resumable state), steps per epoch
+  shrink first;
+- **validation** (the epoch-0 pass included): at most :data:`VAL_SHARE` of the train env steps, at least one
+  whole episode per val env where the suite knows its episode length; fewer passes before shorter ones;
+- **schedules counted in steps** (exploration annealing, lr warm-up, ``start_*_at_epoch``, checkpoints) keep
+  their share of the run; each component says which of its own options are counted in env steps
+  (:meth:`~amago_core.config.component.ComponentConfig.follow_step_budget`).
+
+Settings the user set themselves are never changed; they constrain the rest (``-o schedule.epochs=50 --steps
+1e5`` keeps 50 epochs and sizes the steps per epoch). This module is arithmetic only (torch-free); the
+wall-time budget's costs are measured by ``amago_core.experiment.calibrate``.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from amago_core.config.component import EnvSuiteConfig
+from amago_core.config.experiment import SLOT_KEYS, ExperimentConfig
+from amago_core.config.sources import deep_merge
+
+MIN_EPOCHS = 10
+"""Fewest epochs a budget is split into (``--smoke``: 2)."""
+MAX_VAL_PASSES = 10
+"""Most validation passes a budget schedules (the epoch-0 pass included)."""
+VAL_SHARE = 0.2
+"""Most env steps validation may take, as a share of the train env steps."""
+SAFETY = 0.85
+"""Share of a wall-time budget planned for; the rest absorbs per-epoch overheads and a noisy machine."""
+SMOKE_STEPS_PER_ACTOR = 16
+"""Env steps per actor of ``--smoke`` (2 epochs of 8)."""
+
+
+class BudgetError(ValueError):
+    """A budget cannot be read or cannot size this config; the message says what to pass instead."""
+
+
+@dataclass(frozen=True)
+class Costs:
+    """What one run of this config costs on this machine (``amago_core.experiment.calibrate`` measures it).
+
+    Attributes:
+        seconds_per_pool_step: one step of every train env, policy included.
+        seconds_per_update: one gradient update.
+        startup_seconds: building envs, model and buffer before the first step.
+    """
+
+    seconds_per_pool_step: float
+    seconds_per_update: float
+    startup_seconds: float
+
+
+def parse_duration(text: str) -> float:
+    """Seconds of a budget written ``90s``, ``10m``, ``1.5h`` or a bare number of seconds.
+
+    Raises:
+        BudgetError: not a positive duration.
+    """
+    match = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*([smh]?)\s*", text.lower())
+    if match is None or float(match.group(1)) <= 0:
+        msg = f"--budget {text!r} is not a duration; write it like 90s, 10m or 1.5h."
+        raise BudgetError(msg)
+    return float(match.group(1)) * {"": 1, "s": 1, "m": 60, "h": 3600}[match.group(2)]
+
+
+def _is_set(tree: Mapping[str, Any], section: str, key: str) -> bool:
+    table = tree.get(section)
+    return isinstance(table, Mapping) and key in table
+
+
+def _user_options(user: Mapping[str, Any], slot: str) -> set[str]:
+    table = user.get(slot)
+    return set(table) if isinstance(table, Mapping) else set()
+
+
+def _updates_per_pool_step(config: ExperimentConfig) -> float:
+    sched = config.schedule
+    return (
+        sched.train_batches_per_epoch / sched.train_timesteps_per_epoch
+        if sched.train_timesteps_per_epoch
+        else 0.0
+    )
+
+
+def estimated_seconds(config: ExperimentConfig, costs: Costs) -> float:
+    """Wall time of ``config``'s run at ``costs``: start, collection, updates, every val pass and the final test."""
+    sched = config.schedule
+    val_passes = math.ceil(sched.epochs / sched.val_interval) + 1 if sched.val_interval else 1
+    pool_steps = sched.epochs * sched.train_timesteps_per_epoch + val_passes * sched.val_timesteps_per_epoch
+    updates = sched.epochs * sched.train_batches_per_epoch
+    return (
+        costs.startup_seconds + pool_steps * costs.seconds_per_pool_step + updates * costs.seconds_per_update
+    )
+
+
+def size_for_seconds(
+    config: ExperimentConfig, user: Mapping[str, Any], costs: Costs, seconds: float
+) -> dict[str, Any]:
+    """The settings that make ``config`` fit ``seconds`` of wall time at the preset's update-to-data ratio.
+
+    Raises:
+        BudgetError: starting the run alone takes the whole budget.
+    """
+    usable = seconds * SAFETY
+    if usable <= costs.startup_seconds:
+        msg = (
+            f"a {seconds:.0f} s budget leaves no time to train: starting this run takes "
+            f"{costs.startup_seconds:.0f} s on this machine; give a longer --budget."
+        )
+        raise BudgetError(msg)
+    per_pool_step = (
+        costs.seconds_per_pool_step * (1 + VAL_SHARE)
+        + _updates_per_pool_step(config) * costs.seconds_per_update
+    )
+    env_steps = max(1, int((usable - costs.startup_seconds) / per_pool_step)) * config.rollout.parallel_actors
+    sized = size_schedule(config, user, env_steps)
+    # Validation has a floor (one whole episode per pass), so the first guess can overrun: shrink until it fits.
+    for _ in range(8):
+        overrun = estimated_seconds(apply_sizing(config, sized), costs) / usable
+        if overrun <= 1.0 or env_steps <= config.rollout.parallel_actors:
+            break
+        env_steps = max(config.rollout.parallel_actors, int(env_steps / overrun * 0.95))
+        sized = size_schedule(config, user, env_steps)
+    return sized
+
+
+def _validation(
+    config: ExperimentConfig, user: Mapping[str, Any], epochs: int, pool_steps: int, smoke: bool
+) -> dict[str, Any]:
+    sched = config.schedule
+    if sched.val_interval is None or sched.val_timesteps_per_epoch == 0:
+        return {}
+    env = config.component("env")
+    episode = env.episode_steps() if isinstance(env, EnvSuiteConfig) else None
+    wanted = sched.val_timesteps_per_epoch
+    if _is_set(user, "schedule", "val_timesteps_per_epoch"):
+        steps = wanted
+    elif smoke:
+        steps = min(wanted, 2 * SMOKE_STEPS_PER_ACTOR)
+    else:
+        budget = max(1, int(VAL_SHARE * pool_steps))
+        one_episode = min(wanted, episode + 1) if episode else wanted
+        steps = wanted if budget >= 3 * wanted else max(one_episode, min(wanted, budget // 3))
+    if _is_set(user, "schedule", "val_interval"):
+        return {"val_timesteps_per_epoch": steps}
+    passes = epochs if smoke else max(1, min(MAX_VAL_PASSES, epochs, int(VAL_SHARE * pool_steps) // steps))
+    return {"val_timesteps_per_epoch": steps, "val_interval": max(1, math.ceil(epochs / passes))}
+
+
+def size_schedule(
+    config: ExperimentConfig, user: Mapping[str, Any], env_steps: int, *, smoke: bool = False
+) -> dict[str, Any]:
+    """The settings that make ``config`` run about ``env_steps`` train env steps (all actors together).
+
+    Args:
+        config: the resolved config (preset, job and user sources).
+        user: the user's own sources merged; what they set is kept and constrains the rest.
+        env_steps: train env steps to plan for (``--steps``, or what a wall-time budget affords).
+        smoke: ``--smoke``: 2 actors, 2 epochs of a few steps, tiny components (each one's ``smoke_options``).
+
+    Returns:
+        A config tree to merge over ``config`` (see :func:`apply_sizing`).
+
+    Raises:
+        BudgetError: the run collects nothing (``train_timesteps_per_epoch=0``), so env steps cannot size it.
+    """
+    sched = config.schedule
+    if sched.train_timesteps_per_epoch == 0:
+        msg = (
+            "this run collects no env steps (schedule.train_timesteps_per_epoch=0), so --steps cannot size it; "
+            "set schedule.epochs and schedule.train_batches_per_epoch instead."
+        )
+        raise BudgetError(msg)
+    sized: dict[str, Any] = {"schedule": {}, "rollout": {}, "optim": {}, "logging": {}, "replay": {}}
+    actors = config.rollout.parallel_actors
+    if smoke and not _is_set(user, "rollout", "parallel_actors"):
+        actors = min(actors, 2)
+        sized["rollout"]["parallel_actors"] = actors
+    pool_steps = max(1, math.ceil(env_steps / actors))
+    min_epochs = 2 if smoke else MIN_EPOCHS
+    old_epochs, old_steps, old_batches = (
+        sched.epochs,
+        sched.train_timesteps_per_epoch,
+        sched.train_batches_per_epoch,
+    )
+    if _is_set(user, "schedule", "epochs"):
+        epochs = old_epochs
+        steps = (
+            old_steps
+            if _is_set(user, "schedule", "train_timesteps_per_epoch")
+            else math.ceil(pool_steps / epochs)
+        )
+    elif _is_set(user, "schedule", "train_timesteps_per_epoch"):
+        steps = old_steps
+        epochs = max(1, math.ceil(pool_steps / steps))
+    else:
+        steps = min(old_steps, max(1, pool_steps // min_epochs))
+        epochs = max(1, round(pool_steps / steps))
+    batches = old_batches
+    if not _is_set(user, "schedule", "train_batches_per_epoch") and old_batches > 0:
+        batches = max(1, round(old_batches * steps / old_steps))
+    sized["schedule"].update(epochs=epochs, train_timesteps_per_epoch=steps, train_batches_per_epoch=batches)
+    sized["schedule"].update(_validation(config, user, epochs, epochs * steps, smoke))
+
+    epoch_ratio = epochs / old_epochs
+    for key in ("start_learning_at_epoch", "start_collecting_at_epoch"):
+        value = getattr(sched, key)
+        if value and not _is_set(user, "schedule", key):
+            sized["schedule"][key] = min(epochs - 1, round(value * epoch_ratio))
+    if sched.ckpt_interval and not _is_set(user, "schedule", "ckpt_interval"):
+        checkpoints = max(1, min(4, old_epochs // sched.ckpt_interval))
+        sized["schedule"]["ckpt_interval"] = max(1, math.ceil(epochs / checkpoints))
+    updates, old_updates = epochs * batches, old_epochs * old_batches
+    if old_updates and not _is_set(user, "optim", "lr_warmup_steps"):
+        sized["optim"]["lr_warmup_steps"] = round(config.optim.lr_warmup_steps * updates / old_updates)
+    if not _is_set(user, "logging", "log_interval"):
+        sized["logging"]["log_interval"] = max(1, min(config.logging.log_interval, updates // 20))
+    if smoke and not _is_set(user, "optim", "batch_size"):
+        sized["optim"]["batch_size"] = min(config.optim.batch_size, 4)
+    if smoke and not _is_set(user, "replay", "traj_save_len"):
+        # Files within the first epoch, so that a smoke run also trains (long episodes would write none).
+        sized["replay"]["traj_save_len"] = min(config.replay.traj_save_len, steps)
+        if not _is_set(user, "run", "max_seq_len"):
+            sized["run"] = {"max_seq_len": min(config.run.max_seq_len, steps)}
+
+    step_ratio = (epochs * steps) / (old_epochs * old_steps)
+    for slot in SLOT_KEYS:
+        component = config.component(slot)
+        if component is None:
+            continue
+        options = {**component.follow_step_budget(step_ratio), **(component.smoke_options() if smoke else {})}
+        options = {k: v for k, v in options.items() if k not in _user_options(user, slot)}
+        if options:
+            sized[slot] = {"kind": component.kind, **options}
+    return {section: table for section, table in sized.items() if table}
+
+
+def apply_sizing(config: ExperimentConfig, sized: Mapping[str, Any]) -> ExperimentConfig:
+    """``config`` with the sized settings merged in, validated and resolved."""
+    merged = deep_merge(config.model_dump(mode="json"), sized)
+    return ExperimentConfig.model_validate(merged).resolved()
+
+
+def describe_schedule(config: ExperimentConfig) -> str:
+    """One line saying what a sized run will do."""
+    sched, actors = config.schedule, config.rollout.parallel_actors
+    steps = sched.epochs * sched.train_timesteps_per_epoch * actors
+    val = (
+        f"validation every {sched.val_interval} epoch(s) x {sched.val_timesteps_per_epoch:,} steps"
+        if sched.val_interval and sched.val_timesteps_per_epoch
+        else "no validation"
+    )
+    return (
+        f"{sched.epochs} epochs x {sched.train_timesteps_per_epoch:,} steps x {actors} actors = {steps:,} env steps, "
+        f"{sched.train_batches_per_epoch:,} updates per epoch ({sched.epochs * sched.train_batches_per_epoch:,} in all), {val}"
+    )

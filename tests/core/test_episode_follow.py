@@ -1,0 +1,75 @@
+"""Presets follow the env: settings a preset (or the main job) wrote for one episode length follow the user's."""
+
+from __future__ import annotations
+
+import warnings
+
+import pytest
+
+from amago_core.config.episode import ShortMemoryWarning
+from amago_core.config.resolve import resolve_config
+from amago_core.config.sources import read_config_file
+
+
+def _resolve(env: str | None, *overrides: str, files=()):
+    from amago.default_job import DEFAULT_JOB
+
+    flags = {"env": env} if env else {}
+    return resolve_config(list(files), flags, list(overrides), default_job=DEFAULT_JOB)
+
+
+def test_tmaze_lengths_follow_the_corridor():
+    default = _resolve("tmaze-active")
+    assert default.run.max_seq_len == default.replay.traj_save_len == 13  # 10-cell corridor + detour + turn
+    longer = _resolve("tmaze-active", "env.corridor_length=20")
+    assert longer.run.max_seq_len == longer.replay.traj_save_len == 23
+    assert longer.schedule.val_timesteps_per_epoch == 23
+    # The quiet corridor keeps its first step and its distance to the junction; its noise per episode stays.
+    assert longer.exploration.quiet_steps == (1, 17)
+    assert longer.exploration.quiet_eps * 23 == pytest.approx(default.exploration.quiet_eps * 13)
+
+
+def test_the_main_job_follows_too_and_keeps_its_update_to_data_ratio():
+    job = _resolve(None, "env.corridor_length=30")
+    assert job.run.max_seq_len == job.replay.traj_save_len == 31
+    assert job.schedule.train_timesteps_per_epoch == job.schedule.train_batches_per_epoch == 31
+    assert job.schedule.val_timesteps_per_epoch == 62  # the job's two episodes per val env
+
+
+def test_a_config_file_that_lengthens_the_corridor_gets_whole_episodes(tmp_path):
+    path = tmp_path / "tmaze20.toml"
+    path.write_text('env = { id = "tmaze-passive", corridor_length = 20 }\n')
+    config = _resolve(None, files=[path])
+    assert read_config_file(path)["env"]["corridor_length"] == 20
+    assert config.run.max_seq_len == 21
+
+
+def test_frozen_lake_follows_its_attempts():
+    config = _resolve("frozen-lake", "env.k_episodes=4")
+    assert config.run.max_seq_len == config.replay.traj_save_len == 100  # 4 attempts x 25 steps
+    assert config.schedule.train_timesteps_per_epoch == 100
+    assert config.schedule.train_batches_per_epoch == 400  # 1000 updates per 250 steps, kept
+    assert config.schedule.val_timesteps_per_epoch == 200
+
+
+def test_a_window_shorter_than_the_episode_stays_a_window():
+    config = _resolve("metaworld-ml45", "env.k_episodes=5")
+    assert config.run.max_seq_len == 256  # AMAGO's context for Meta-World, not a whole meta-episode
+    assert config.replay.traj_save_len == 1024
+    assert config.exploration.rollout_horizon == 2500
+    assert config.schedule.val_timesteps_per_epoch == round(22501 * 5 / 3)
+
+
+def test_what_the_user_sets_is_never_moved():
+    config = _resolve("tmaze-passive", "env.corridor_length=20", "replay.traj_save_len=50")
+    assert config.replay.traj_save_len == 50
+    assert config.run.max_seq_len == 21
+
+
+def test_a_memory_shorter_than_the_episode_gets_one_warning_saying_what_to_set():
+    with pytest.warns(ShortMemoryWarning, match=r"set -o run\.max_seq_len=23"):
+        _resolve("tmaze-active", "env.corridor_length=20", "run.max_seq_len=13")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", ShortMemoryWarning)
+        _resolve("tmaze-active", "env.corridor_length=20")  # followed: no warning
+        _resolve("metaworld-ml45")  # not a whole-episode memory task: its 256-step window is by design

@@ -1,0 +1,103 @@
+"""Sizing a preset to a budget (`--steps`, `--budget`, `--smoke`): pure arithmetic over the resolved config."""
+
+from __future__ import annotations
+
+import pytest
+
+from amago_core.config.resolve import resolve_config
+from amago_core.config.sizing import (
+    BudgetError,
+    Costs,
+    apply_sizing,
+    estimated_seconds,
+    parse_duration,
+    size_for_seconds,
+    size_schedule,
+)
+from amago_core.config.sources import merge_sources
+
+
+def _resolved(flags: dict, overrides: list[str] | None = None):
+    overrides = overrides or []
+    return resolve_config([], flags, overrides), merge_sources([], flags, overrides)
+
+
+def _sized(flags: dict, env_steps: int, overrides: list[str] | None = None, **kwargs):
+    config, user = _resolved(flags, overrides)
+    return config, apply_sizing(config, size_schedule(config, user, env_steps, **kwargs))
+
+
+def test_steps_budget_keeps_the_update_to_data_ratio_and_shrinks_steps_per_epoch_first():
+    config, sized = _sized({"env": "metaworld-ml45", "traj_encoder": "mamba"}, 200_000)
+    old, new = config.schedule, sized.schedule
+    actors = sized.rollout.parallel_actors
+    total = new.epochs * new.train_timesteps_per_epoch * actors
+    assert 200_000 <= total < 200_000 + new.train_timesteps_per_epoch * actors
+    assert new.epochs >= 10
+    ratio_old = old.train_batches_per_epoch / old.train_timesteps_per_epoch
+    assert new.train_batches_per_epoch / new.train_timesteps_per_epoch == pytest.approx(ratio_old, rel=0.05)
+    # Validation: one whole meta-episode per pass (3 trials of 500 steps) instead of the preset's 15, and few passes.
+    assert new.val_timesteps_per_epoch == 1501 < old.val_timesteps_per_epoch
+    passes = -(-new.epochs // new.val_interval)
+    assert passes * new.val_timesteps_per_epoch <= 0.2 * new.epochs * new.train_timesteps_per_epoch + 1501
+    # The exploration anneals over the same share of the (much shorter) run.
+    share_old = config.exploration.steps_anneal / (old.epochs * old.train_timesteps_per_epoch)
+    share_new = sized.exploration.steps_anneal / (new.epochs * new.train_timesteps_per_epoch)
+    assert share_new == pytest.approx(share_old, rel=0.01)
+    assert sized.optim.lr_warmup_steps < config.optim.lr_warmup_steps
+
+
+def test_what_the_user_set_is_kept_and_constrains_the_rest():
+    overrides = ["schedule.epochs=40", "exploration.steps_anneal=777"]
+    _, sized = _sized({"env": "metaworld-ml45"}, 120_000, overrides)
+    assert sized.schedule.epochs == 40
+    assert sized.exploration.steps_anneal == 777
+    assert sized.schedule.train_timesteps_per_epoch == 250  # 120k / 12 actors / 40 epochs
+
+
+def test_smoke_shrinks_actors_steps_and_every_component_that_says_how():
+    config, sized = _sized({"env": "frozen-lake", "traj_encoder": "mamba"}, 32, smoke=True)
+    assert sized.rollout.parallel_actors == 2
+    assert sized.schedule.epochs == 2
+    assert sized.schedule.train_timesteps_per_epoch == 8
+    assert sized.traj_encoder.d_model == 16
+    assert sized.traj_encoder.n_layers == 1
+    assert sized.tstep_encoder.d_hidden == 16
+    assert sized.replay.traj_save_len == 8
+    assert sized.run.max_seq_len == 8
+    assert config.traj_encoder.d_model > 16
+
+
+def test_a_run_that_collects_nothing_cannot_be_sized_by_env_steps():
+    config, user = _resolved({"env": "tmaze-passive"}, ["schedule.train_timesteps_per_epoch=0"])
+    with pytest.raises(BudgetError, match="collects no env steps"):
+        size_schedule(config, user, 10_000)
+
+
+@pytest.mark.parametrize(("text", "seconds"), [("90s", 90), ("10m", 600), ("1.5h", 5400), ("45", 45)])
+def test_durations(text, seconds):
+    assert parse_duration(text) == seconds
+
+
+@pytest.mark.parametrize("text", ["ten minutes", "0m", "-5m", "10d"])
+def test_bad_durations_say_how_to_write_one(text):
+    with pytest.raises(BudgetError, match=r"write it like 90s, 10m or 1\.5h"):
+        parse_duration(text)
+
+
+def test_a_wall_time_budget_fits_its_estimate_including_validation_floors():
+    config, user = _resolved({"env": "metaworld-ml45", "traj_encoder": "mamba"})
+    costs = Costs(seconds_per_pool_step=0.01, seconds_per_update=0.5, startup_seconds=10.0)
+    sized = apply_sizing(config, size_for_seconds(config, user, costs, 600))
+    assert estimated_seconds(sized, costs) <= 600
+    assert estimated_seconds(sized, costs) >= 0.5 * 600  # and uses most of it
+    faster = apply_sizing(config, size_for_seconds(config, user, Costs(0.01, 0.05, 10.0), 600))
+    assert faster.schedule.epochs * faster.schedule.train_timesteps_per_epoch > (
+        sized.schedule.epochs * sized.schedule.train_timesteps_per_epoch
+    )
+
+
+def test_a_budget_shorter_than_the_start_says_so():
+    config, user = _resolved({"env": "tmaze-passive"})
+    with pytest.raises(BudgetError, match="starting this run takes 30 s"):
+        size_for_seconds(config, user, Costs(0.01, 0.1, 30.0), 20)

@@ -1,0 +1,75 @@
+"""`amago run --budget / --steps / --smoke` end to end, and the loop's wall-time limit (`schedule.max_minutes`)."""
+
+from __future__ import annotations
+
+import json
+
+from typer.testing import CliRunner
+
+from amago_core.cli.app import app
+from amago_core.experiment import Experiment
+from amago_core.experiment.state import TIME_LIMIT
+
+runner = CliRunner()
+
+
+def _json_of(output: str) -> dict:
+    return json.loads(output[output.index("{") :])
+
+
+def test_smoke_runs_a_full_size_preset_end_to_end_in_a_temporary_folder(tmp_path):
+    result = runner.invoke(
+        app, ["run", "--env", "frozen-lake", "--smoke", "-o", f"run.ckpt_base_dir={tmp_path}"]
+    )
+    assert result.exit_code == 0, result.output
+    summary = _json_of(result.stdout)
+    assert summary["epochs"] == 2
+    assert summary["gradient_steps"] > 0
+    assert summary["final_test"] is not None
+    assert "smoke run passed end to end" in result.stderr
+    assert not list(tmp_path.iterdir())  # the smoke run used (and removed) a temporary folder
+
+
+def test_steps_dry_run_shows_the_sized_schedule():
+    result = runner.invoke(app, ["run", "--env", "key-door", "--steps", "60k", "--dry-run"])
+    assert result.exit_code == 0, result.output
+    config = _json_of(result.stdout)
+    sched = config["schedule"]
+    assert (
+        sched["epochs"] * sched["train_timesteps_per_epoch"] * config["rollout"]["parallel_actors"] >= 60_000
+    )
+    assert "amago: sized by --steps 60k:" in result.stderr
+
+
+def test_budget_measures_this_machine_and_sets_the_time_limit():
+    result = runner.invoke(app, ["run", "--budget", "2m", "--dry-run", "-o", "run.torch_threads=1"])
+    assert result.exit_code == 0, result.output
+    config = _json_of(result.stdout)
+    assert 0 < config["schedule"]["max_minutes"] < 2
+    assert "ms per update" in result.stderr
+
+
+def test_budget_flags_refuse_bad_input_in_one_line(tmp_path):
+    cases = [
+        (["--steps", "lots"], "write it like 200000, 200k or 1.5M"),
+        (["--budget", "soon"], "write it like 90s, 10m or 1.5h"),
+        (["--steps", "10k", "--smoke"], "pass one of them"),
+        (["--resume", str(tmp_path), "--smoke"], "cannot resume"),
+    ]
+    for flags, message in cases:
+        result = runner.invoke(app, ["run", *flags, "--dry-run"])
+        assert result.exit_code == 2, (flags, result.output)
+        assert message in result.stderr
+        assert len(result.stderr.strip().splitlines()) == 1
+
+
+def test_the_time_limit_stops_the_loop_like_a_signal_and_the_run_still_finishes(tiny_job):
+    tiny_job["schedule"] = {**tiny_job["schedule"], "epochs": 50, "max_minutes": 0.0005}
+    experiment = Experiment(tiny_job)
+    experiment.start()
+    try:
+        experiment.learn()
+    finally:
+        experiment.close()
+    assert experiment.stopped_by == TIME_LIMIT
+    assert experiment.epoch <= 2  # stopped within the first epochs, with its state saved like after a signal
