@@ -145,7 +145,12 @@ def test_cli_run_unknown_env_exits_2_with_one_line():
 def test_cli_run_eval_and_plot_on_a_tiny_job(tiny_job, tmp_path):
     config_file = tmp_path / "tiny.json"
     config_file.write_text(json.dumps(tiny_job))
-    result = runner.invoke(app, ["run", "-c", str(config_file), "-o", "schedule.epochs=2", "--quiet"])
+    quiet = runner.invoke(
+        app, ["run", "-c", str(config_file), "-o", "schedule.epochs=1", "--quiet", "--name", "q"]
+    )
+    assert quiet.exit_code == 0, quiet.output
+    assert quiet.stdout == ""  # --quiet: no summary either
+    result = runner.invoke(app, ["run", "-c", str(config_file), "-o", "schedule.epochs=2"])
     assert result.exit_code == 0, result.output
     summary = json.loads(result.stdout)
     run_dir = tmp_path / "runs" / "tiny"

@@ -1,5 +1,10 @@
-"""Built wheels work outside the workspace: a fresh venv with amago-core and amago-nets, but no torch,
-discovers the nets through their wheel metadata and lists them (listing must never need torch)."""
+"""Built wheels work outside the workspace.
+
+- A fresh venv with amago-core and amago-nets, but no torch, discovers the nets through their wheel metadata
+  and lists them (listing must never need torch).
+- Every wheel's METADATA pins amago's own distributions to a compatible range, and amago-core keeps wandb and
+  matplotlib in extras that the `amago` meta-package asks for.
+"""
 
 from __future__ import annotations
 
@@ -8,12 +13,27 @@ import os
 import shutil
 import subprocess
 import sys
+import tomllib
+import zipfile
+from email.parser import Parser
 from pathlib import Path
 
 import pytest
+from packaging.requirements import Requirement
+from packaging.version import Version
 
 REPO = Path(__file__).resolve().parents[2]
 TORCH_FREE_DEPENDENCIES = ["pydantic>=2.7", "typer>=0.12", "rich>=13", "pluggy>=1.5", "pyyaml>=6"]
+INTERNAL = ("amago", "amago-core", "amago-nets", "amago-agents", "amago-envs")
+"""amago's own distributions: whoever depends on one names a range of compatible versions."""
+PROJECTS = {
+    "amago": REPO,
+    **{p.name: p for p in sorted((REPO / "packages").iterdir()) if (p / "pyproject.toml").is_file()},
+    **{p.name: p for p in sorted((REPO / "plugins-examples").iterdir()) if (p / "pyproject.toml").is_file()},
+}
+"""Every distribution of the workspace -> its folder."""
+OPTIONAL_IN_CORE = {"wandb": "wandb", "plot": "matplotlib"}
+"""amago-core extra -> the library that only it brings."""
 
 
 def _uv() -> str:
@@ -32,19 +52,55 @@ def _run(
     return result
 
 
-@pytest.mark.slow
-def test_wheels_install_and_list_without_torch(tmp_path):
+def _version_of(project: str) -> Version:
+    return Version(tomllib.loads((PROJECTS[project] / "pyproject.toml").read_text())["project"]["version"])
+
+
+def _next_minor(version: Version) -> Version:
+    return Version(f"{version.major}.{version.minor + 1}")
+
+
+@pytest.fixture(scope="module")
+def wheels(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    """Every workspace distribution built as a wheel (one ``uv build``): distribution name -> wheel."""
     uv = _uv()
-    dist = tmp_path / "dist"
-    for package in ("amago-core", "amago-nets"):
-        _run(uv, "build", "--wheel", "--out-dir", str(dist), str(REPO / "packages" / package))
+    dist = tmp_path_factory.mktemp("dist")
+    _run(uv, "build", "--wheel", "--all-packages", "--out-dir", str(dist), cwd=REPO)
+    built = {}
+    for wheel in dist.glob("*.whl"):
+        name = wheel.name.split("-")[0].replace("_", "-")
+        built[name] = wheel
+    assert set(built) == set(PROJECTS), sorted(built)
+    return built
+
+
+def _metadata(wheel: Path):
+    with zipfile.ZipFile(wheel) as archive:
+        (path,) = [n for n in archive.namelist() if n.endswith(".dist-info/METADATA")]
+        return Parser().parsestr(archive.read(path).decode("utf-8"))
+
+
+def _requirements(wheel: Path) -> list[Requirement]:
+    return [Requirement(line) for line in _metadata(wheel).get_all("Requires-Dist") or []]
+
+
+@pytest.mark.slow
+def test_wheels_install_and_list_without_torch(tmp_path, wheels):
+    uv = _uv()
     venv = tmp_path / "venv"
     _run(uv, "venv", "--python", sys.executable, str(venv))
     python = venv / "bin" / "python"
-    wheels = sorted(str(w) for w in dist.glob("*.whl"))
-    assert len(wheels) == 2, wheels
     # --no-deps for the wheels: torch is deliberately absent, listing must not need it.
-    _run(uv, "pip", "install", "--python", str(python), "--no-deps", *wheels)
+    _run(
+        uv,
+        "pip",
+        "install",
+        "--python",
+        str(python),
+        "--no-deps",
+        str(wheels["amago-core"]),
+        str(wheels["amago-nets"]),
+    )
     _run(uv, "pip", "install", "--python", str(python), *TORCH_FREE_DEPENDENCIES)
     env = {k: v for k, v in os.environ.items() if k not in {"PYTHONPATH", "VIRTUAL_ENV"}}
     listing = _run(str(venv / "bin" / "amago"), "list", "traj-encoders", "--json", env=env)
@@ -54,7 +110,67 @@ def test_wheels_install_and_list_without_torch(tmp_path):
     assert all(row["distribution"] == ["amago-nets 0.1.0"] for row in rows.values())
     shown = _run(str(venv / "bin" / "amago"), "show", "traj-encoders", "gru", "--json", env=env)
     assert json.loads(shown.stdout)["name"] == "rnn"
-    no_torch = _run(
-        str(python), "-c", "import importlib.util; print(importlib.util.find_spec('torch') is None)", env=env
+    versions = _run(str(venv / "bin" / "amago"), "--version", env=env).stdout.splitlines()
+    assert "amago-core 0.1.0" in versions
+    assert "amago-nets 0.1.0" in versions
+    assert "amago-envs (not installed)" in versions
+    absent = _run(
+        str(python),
+        "-c",
+        "import importlib.util; print([m for m in ('torch', 'wandb', 'matplotlib') if importlib.util.find_spec(m)])",
+        env=env,
     )
-    assert no_torch.stdout.strip() == "True"
+    assert absent.stdout.strip() == "[]"
+    # Without the extra, the feature that needs matplotlib says in one line what to install.
+    missing = subprocess.run(
+        [
+            str(python),
+            "-c",
+            "from amago_core.optional import require; require('matplotlib', 'plot', 'plots')",
+        ],
+        capture_output=True,
+        text=True,
+        env=env,
+        check=False,
+    )
+    assert missing.returncode == 1
+    assert (
+        missing.stderr.strip()
+        .splitlines()[-1]
+        .endswith("plots needs matplotlib: pip install 'amago-core[plot]'")
+    )
+
+
+@pytest.mark.slow
+def test_every_internal_dependency_carries_a_compatible_range(wheels):
+    checked = 0
+    for name, wheel in sorted(wheels.items()):
+        for requirement in _requirements(wheel):
+            if requirement.name not in INTERNAL:
+                continue
+            own = _version_of(requirement.name)
+            assert own in requirement.specifier, f"{name}: {requirement} excludes the workspace's {own}"
+            assert _next_minor(own) not in requirement.specifier, f"{name}: {requirement} has no upper bound"
+            assert Version(f"{own.major}.{own.minor}") in requirement.specifier, f"{name}: {requirement}"
+            checked += 1
+    assert checked >= 20  # the meta-package's four and its forwarded extras, the packages, the plugins
+
+
+@pytest.mark.slow
+def test_amago_core_keeps_wandb_and_matplotlib_in_extras_that_the_meta_package_installs(wheels):
+    core = _metadata(wheels["amago-core"])
+    assert set(OPTIONAL_IN_CORE) <= set(core.get_all("Provides-Extra") or [])
+    requirements = _requirements(wheels["amago-core"])
+    always = {r.name for r in requirements if r.marker is None}
+    assert {"torch", "accelerate", "safetensors", "pydantic", "typer", "pluggy"} <= always
+    assert not always & set(OPTIONAL_IN_CORE.values())
+    for extra, library in OPTIONAL_IN_CORE.items():
+        (requirement,) = [r for r in requirements if r.name == library]
+        assert requirement.marker is not None
+        assert requirement.marker.evaluate({"extra": extra})
+        assert not requirement.marker.evaluate({"extra": ""})
+
+    (core_of_meta,) = [
+        r for r in _requirements(wheels["amago"]) if r.name == "amago-core" and r.marker is None
+    ]
+    assert core_of_meta.extras == set(OPTIONAL_IN_CORE)

@@ -80,7 +80,8 @@ def run_tiny(tmp_path: Path) -> Callable[..., dict[str, Any]]:
     def run(
         env_id: str, *args: str, overrides: Sequence[str] = (), name: str | None = None
     ) -> dict[str, Any]:
-        command = ["run", "--env", env_id, *args, *as_overrides(overrides), "--quiet"]
+        # logging.verbose=false: no progress bars; the JSON summary (which --quiet drops) is what this reads.
+        command = ["run", "--env", env_id, *args, *as_overrides(overrides), "-o", "logging.verbose=false"]
         command += ["-o", f"run.ckpt_base_dir={tmp_path}", *(["--name", name] if name else [])]
         result = invoke_amago(*command)
         assert result.exit_code == 0, result.output

@@ -27,7 +27,7 @@ def schema_command(
 
     schema = ExperimentConfig.model_json_schema()
     if output is None:
-        print_json(schema)
+        print_json(schema, exact_floats=True)
     else:
         output.write_text(json.dumps(schema, indent=2) + "\n", encoding="utf-8")
         sys.stderr.write(f"wrote {output}\n")

@@ -10,6 +10,7 @@ import subprocess
 import sys
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from importlib.metadata import PackageNotFoundError, version
 from typing import Any
 
 import typer
@@ -75,6 +76,51 @@ else:
 info["kernels"] = {module: importlib.util.find_spec(module) is not None for module in sys.argv[1:]}
 print(json.dumps(info))
 """
+
+
+PROCGEN_LABEL = "envs:procgen"
+"""procgen's suite: its library needs numpy<2, which no environment with the other suites can have."""
+PROCGEN_ENVIRONMENT = (
+    "in the amago workspace `UV_PROJECT_ENVIRONMENT=.venv-procgen uv sync --locked --no-dev --group test "
+    "--extra procgen` (then `.venv-procgen/bin/amago run --env procgen`), elsewhere "
+    '`pip install "amago-envs[procgen]"` in a fresh venv'
+)
+"""How to build procgen's own environment (the same command CI uses)."""
+
+
+def installed_numpy_version() -> str | None:
+    """numpy's version from its metadata (numpy is not imported), or None when it is not installed."""
+    try:
+        return version("numpy")
+    except PackageNotFoundError:
+        return None
+
+
+def _numpy_2_or_later(numpy_version: str | None) -> bool:
+    major = (numpy_version or "").split(".")[0]
+    return major.isdigit() and int(major) >= 2
+
+
+def procgen_environment_hint() -> str:
+    """One sentence: procgen needs numpy<2 and its own environment, and the command that builds it."""
+    numpy_version = installed_numpy_version()
+    here = f" and this environment has numpy {numpy_version}" if _numpy_2_or_later(numpy_version) else ""
+    return f"procgen needs numpy<2{here}, so it gets an environment of its own: {PROCGEN_ENVIRONMENT}"
+
+
+def component_problem(label: str, detail: str, *, broken: bool) -> str:
+    """The doctor's line for a component that is missing (``broken=False``) or broken.
+
+    procgen's suite gets the way to its own environment instead of an install line: installing the procgen
+    extra into an environment with numpy>=2 would downgrade numpy under every other suite.
+    """
+    if label != PROCGEN_LABEL:
+        return f"{label}: {detail}"
+    if broken:
+        return f"{label}: {detail}; {procgen_environment_hint()}"
+    if _numpy_2_or_later(installed_numpy_version()):
+        return f"{label}: {procgen_environment_hint()}"
+    return f"{label}: {detail}"
 
 
 @dataclass
@@ -154,9 +200,9 @@ def examine() -> DoctorReport:
         for info in registry.describe():
             label = f"{registry.group.cli_name}:{info.name}"
             if info.status in (Status.BROKEN, Status.CONFLICT):
-                report.errors.append(f"{label}: {info.detail}")
+                report.errors.append(component_problem(label, info.detail, broken=True))
             elif info.status is Status.MISSING:
-                report.warnings.append(f"{label}: {info.detail}")
+                report.warnings.append(component_problem(label, info.detail, broken=False))
             if info.spec is not None and info.status is Status.OK:
                 factories[info.spec.factory] = (label, "; ".join(info.distribution))
             if info.spec is not None:
@@ -190,10 +236,11 @@ def examine() -> DoctorReport:
             report.errors.append(f"import hygiene: {module}: {why}")
     for factory, why in find_broken_factories(sorted(factories)).items():
         label, origin = factories.get(factory, (factory, "?"))
-        report.errors.append(
-            f"{label}: its factory {factory!r} cannot be imported ({why}); fix or reinstall {origin}, or block it "
+        detail = (
+            f"its factory {factory!r} cannot be imported ({why}); fix or reinstall {origin}, or block it "
             f"with AMAGO_BLOCK_PLUGINS=<distribution>"
         )
+        report.errors.append(component_problem(label, detail, broken=True))
     accel = probe_accelerators(sorted(kernels))
     if "error" in accel:
         report.warnings.append(f"accelerator probe failed: {accel['error']}")

@@ -12,6 +12,9 @@ from amago_core.plugins.groups import ENV_SUITES, GROUPS, ComponentGroup, find_g
 from amago_core.plugins.kernels import kernel_report
 from amago_core.plugins.registry import ComponentInfo, registries
 
+ENV_IDS_SHOWN = 8
+"""`amago show envs SUITE` names this many env ids; `amago list envs SUITE` lists every one."""
+
 
 def _group_or_fail(word: str) -> ComponentGroup:
     try:
@@ -96,7 +99,7 @@ def show_component(group_word: str, name: str, as_json: bool) -> None:
     group = _group_or_fail(group_word)
     info = _info_or_fail(group, name)
     if as_json:
-        print_json(component_details(info))
+        print_json(component_details(info), exact_floats=True)  # config defaults, as a config reads them
         return
     from rich.markup import escape
     from rich.table import Table
@@ -122,7 +125,10 @@ def show_component(group_word: str, name: str, as_json: bool) -> None:
         tasks = info.spec.tasks
         if tasks:
             prefix = info.name.replace("_", "-")
-            out.print(f"env ids: {', '.join(f'{prefix}-{task}' for task in tasks)}")
+            ids = ", ".join(f"{prefix}-{task}" for task in tasks[:ENV_IDS_SHOWN])
+            if len(tasks) > ENV_IDS_SHOWN:
+                ids += f", ... ({len(tasks)} in all; `amago list envs {info.name}` lists them all)"
+            out.print(f"env ids: {ids}")
     table = Table(title="config fields", title_justify="left")
     for column in ("field", "type", "default", "description"):
         table.add_column(column, overflow="fold")

@@ -222,7 +222,7 @@ def _checkpoint_truth(experiment: Any) -> str:
 
 def _train(config: Any, resume: Path | None, debug: bool, quiet: bool) -> None:
     from amago_core.experiment.naming import env_id_of
-    from amago_core.experiment.plot import plot_run
+    from amago_core.experiment.plot import plot_finished_run
     from amago_core.experiment.state import TIME_LIMIT
 
     experiment = experiment_or_fail(config, debug)
@@ -248,7 +248,7 @@ def _train(config: Any, resume: Path | None, debug: bool, quiet: bool) -> None:
             experiment.close()
         if not experiment.accelerator.is_main_process:
             return
-        written = plot_run(experiment.paths.root) if config.logging.plot else []
+        written = plot_finished_run(experiment.paths.root) if config.logging.plot else []
     summary = {
         "run_dir": str(experiment.paths.root),
         "env": env_id_of(config.env),

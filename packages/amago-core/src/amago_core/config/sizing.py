@@ -37,6 +37,8 @@ VAL_SHARE = 0.2
 """Most env steps validation may take, as a share of the train env steps."""
 SAFETY = 0.85
 """Share of a wall-time budget planned for; the rest absorbs per-epoch overheads and a noisy machine."""
+DATA_BY = 4
+"""Training data must exist within the first 1/DATA_BY of a sized run's env steps (see ``_data_in_time``)."""
 SMOKE_STEPS_PER_ACTOR = 16
 """Env steps per actor of ``--smoke`` (2 epochs of 8)."""
 
@@ -157,6 +159,24 @@ def _validation(
     return {"val_timesteps_per_epoch": steps, "val_interval": max(1, math.ceil(epochs / passes))}
 
 
+def _data_in_time(config: ExperimentConfig, user: Mapping[str, Any], within: int) -> dict[str, Any]:
+    """Save lengths short enough that trajectory files (what training samples) exist after ``within`` steps.
+
+    An actor writes a file when its episode ends or after ``traj_save_len`` steps. Meta-World's 1,500-step
+    meta-episodes with 1,024-step files write nothing in a 10-minute CPU budget, so nothing would train; the
+    files (and the sequence length, which cannot exceed them) shrink to what the budget collects.
+    """
+    env = config.component("env")
+    episode = env.episode_steps() if isinstance(env, EnvSuiteConfig) else None
+    first_file = min(config.replay.traj_save_len, episode or config.replay.traj_save_len)
+    if first_file <= within or _is_set(user, "replay", "traj_save_len"):
+        return {}
+    sized: dict[str, Any] = {"replay": {"traj_save_len": within}}
+    if config.run.max_seq_len > within and not _is_set(user, "run", "max_seq_len"):
+        sized["run"] = {"max_seq_len": within}
+    return sized
+
+
 def size_schedule(
     config: ExperimentConfig, user: Mapping[str, Any], env_steps: int, *, smoke: bool = False
 ) -> dict[str, Any]:
@@ -227,11 +247,7 @@ def size_schedule(
         sized["logging"]["log_interval"] = max(1, min(config.logging.log_interval, updates // 20))
     if smoke and not _is_set(user, "optim", "batch_size"):
         sized["optim"]["batch_size"] = min(config.optim.batch_size, 4)
-    if smoke and not _is_set(user, "replay", "traj_save_len"):
-        # Files within the first epoch, so that a smoke run also trains (long episodes would write none).
-        sized["replay"]["traj_save_len"] = min(config.replay.traj_save_len, steps)
-        if not _is_set(user, "run", "max_seq_len"):
-            sized["run"] = {"max_seq_len": min(config.run.max_seq_len, steps)}
+    sized.update(_data_in_time(config, user, steps if smoke else max(1, epochs * steps // DATA_BY)))
 
     step_ratio = (epochs * steps) / (old_epochs * old_steps)
     for slot in SLOT_KEYS:
@@ -262,5 +278,6 @@ def describe_schedule(config: ExperimentConfig) -> str:
     )
     return (
         f"{sched.epochs} epochs x {sched.train_timesteps_per_epoch:,} steps x {actors} actors = {steps:,} env steps, "
-        f"{sched.train_batches_per_epoch:,} updates per epoch ({sched.epochs * sched.train_batches_per_epoch:,} in all), {val}"
+        f"{sched.train_batches_per_epoch:,} updates per epoch ({sched.epochs * sched.train_batches_per_epoch:,} in all), {val}, "
+        f"sequences of {config.run.max_seq_len} steps saved in files of {config.replay.traj_save_len}"
     )

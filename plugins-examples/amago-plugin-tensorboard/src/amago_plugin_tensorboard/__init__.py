@@ -1,0 +1,1 @@
+"""A TensorBoard log backend for amago."""
