@@ -1,16 +1,24 @@
-"""`amago eval` and `amago plot`: use a finished (or running) run folder. torch is imported only inside command bodies."""
+"""`amago eval` and `amago plot`: use a finished (or running) run folder. torch is imported only inside command bodies.
+
+`amago eval` never needs wandb or an API key: when the run logged to wandb, its test metrics (and videos) are
+added to that wandb run if wandb is usable here, and otherwise stay in the run folder, said in one line.
+"""
 
 from __future__ import annotations
 
+import json
 import sys
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
 from amago_core.cli.errors import debugging, one_line_errors
 from amago_core.cli.output import fail, print_json
 from amago_core.cli.run_cmd import cli_flags, experiment_or_fail, fail_on_config_error
+
+if TYPE_CHECKING:
+    from amago_core.experiment.video import VideoFormat
 
 RunDir = Annotated[Path, typer.Argument(help="A run folder: {ckpt_base_dir}/{run_name}.")]
 
@@ -25,6 +33,22 @@ def eval_command(
     epoch: Annotated[
         int | None, typer.Option("--epoch", help="Weights of this epoch (default: latest).")
     ] = None,
+    video: Annotated[
+        bool,
+        typer.Option(
+            "--video",
+            help="Record episodes of test env 0 to RUN_DIR/videos (and to wandb when the run uses it).",
+        ),
+    ] = False,
+    video_episodes: Annotated[
+        int, typer.Option("--video-episodes", min=1, help="Episodes to record with --video.")
+    ] = 1,
+    video_format: Annotated[
+        str,
+        typer.Option(
+            "--video-format", help="auto (mp4 when imageio-ffmpeg is installed, else gif), mp4 or gif."
+        ),
+    ] = "auto",
     debug: Annotated[
         bool, typer.Option("--debug", help="Full tracebacks instead of one-line errors.")
     ] = False,
@@ -38,8 +62,13 @@ def eval_command(
     resolved_file = run_dir / "config.resolved.json"
     if not resolved_file.is_file():
         fail(f"{run_dir} has no config.resolved.json; pass a run folder ({{ckpt_base_dir}}/{{run_name}})")
+    fmt = _video_format_or_fail(video_format) if video else None
+    trained_with_wandb = bool(_logging_section(resolved_file).get("log_to_wandb"))
     flags = cli_flags(
-        env=env, run={"name": run_dir.name, "ckpt_base_dir": str(run_dir.parent)}, logging={"verbose": False}
+        env=env,
+        run={"name": run_dir.name, "ckpt_base_dir": str(run_dir.parent)},
+        # No new wandb run: the training's own run is resumed below when wandb is usable here.
+        logging={"verbose": False, "log_to_wandb": False},
     )
     try:
         config = load_config([resolved_file], flags=flags).resolved()
@@ -47,6 +76,7 @@ def eval_command(
         fail_on_config_error(exc)
     debug = debugging(debug)
     experiment = experiment_or_fail(config, debug, evaluation_only=True)
+    videos: list[Path] = []
     with one_line_errors(debug):
         experiment.start()
         try:
@@ -56,11 +86,87 @@ def eval_command(
             if not weights.is_file():
                 fail(f"no policy weights at {weights}; train first, or pick an --epoch with a checkpoint")
             experiment.load_checkpoint_from_path(weights, is_accelerate_state=False)
+            trained_epoch = _take_trained_progress(experiment, epoch)
+            if trained_with_wandb:
+                _add_to_training_wandb_run(experiment, run_dir, config.model_dump(mode="json"))
             steps = timesteps or config.schedule.val_timesteps_per_epoch
-            metrics = experiment.evaluate_test(experiment.make_test_env, steps, episodes=episodes)
+            request = None
+            if fmt is not None:
+                from amago_core.experiment.video import VIDEO_FOLDER, VideoRequest
+
+                label = trained_epoch if trained_epoch is not None else "latest"
+                request = VideoRequest(
+                    experiment.paths.root / VIDEO_FOLDER, f"epoch_{label}", video_episodes, fmt
+                )
+            metrics: dict[str, Any] = experiment.evaluate_test(
+                experiment.make_test_env, steps, episodes=episodes, video=request
+            )
+            if request is not None:
+                videos = request.written()
+                if len(videos) < video_episodes:
+                    sys.stderr.write(
+                        f"amago: warning: recorded {len(videos)} of {video_episodes} episode(s): test env 0 "
+                        f"finished only {len(videos)} within the evaluation; raise --timesteps\n"
+                    )
         finally:
             experiment.close()
+    if video:
+        metrics["videos"] = [str(path) for path in videos]
     print_json(metrics)
+
+
+def _video_format_or_fail(requested: str) -> VideoFormat:
+    from amago_core.experiment.video import resolve_format
+
+    try:
+        return resolve_format(requested)
+    except ValueError as exc:
+        fail(str(exc))
+
+
+def _logging_section(resolved_file: Path) -> dict[str, Any]:
+    """The ``logging`` table the run was trained with (the eval turns wandb off for its own config)."""
+    try:
+        logging = json.loads(resolved_file.read_text(encoding="utf-8")).get("logging", {})
+    except (OSError, ValueError, AttributeError):
+        return {}  # loading the config below reports the problem
+    return logging if isinstance(logging, dict) else {}
+
+
+def _take_trained_progress(experiment: Any, epoch: int | None) -> int | None:
+    """Gives the experiment the counters of the training state saved with the evaluated weights (their epoch,
+    frames, gradient steps), so test records land at the right x-axes; returns that epoch (None: unknown)."""
+    from amago_core.experiment.checkpoints import Progress, read_progress
+
+    states = [(e, folder) for e, folder in experiment.paths.saved_states() if epoch is None or e == epoch]
+    if not states:
+        if epoch is not None:
+            experiment.epoch = epoch
+        return epoch
+    try:
+        progress = Progress.from_json(read_progress(states[-1][1]))
+    except (OSError, ValueError, KeyError, TypeError):
+        return epoch  # a damaged state: the weights are still evaluated, at unknown x-axes
+    experiment.epoch = progress.epoch
+    experiment.total_frames = progress.total_frames
+    experiment.grad_update_counter = progress.grad_update_counter
+    experiment.frames_by_env_name = dict(progress.frames_by_env_name)
+    return progress.epoch
+
+
+def _add_to_training_wandb_run(experiment: Any, run_dir: Path, config: dict[str, Any]) -> None:
+    """Resumes the training's wandb run as one more log backend, or says in one line why the results stay local."""
+    from amago_core.hooks.wandb_logger import WandbUnusableError, resume_recorded_run
+
+    try:
+        backend = resume_recorded_run(run_dir, config)
+    except WandbUnusableError as exc:
+        reason = " ".join(str(exc).split())
+        sys.stderr.write(
+            f"amago: warning: {reason}; test metrics written to {experiment.paths.metrics} only\n"
+        )
+        return
+    experiment.logger.attach(backend)
 
 
 def plot_command(

@@ -16,6 +16,7 @@ from amago_core.experiment.checkpointing import CheckpointingMixin
 from amago_core.experiment.metrics import AVERAGE_RETURN_KEY, finished_episodes, policy_metrics
 from amago_core.experiment.pools import EnvMakers, Role, RolePool, build_pool, makers_per_actor
 from amago_core.experiment.processes import average_over_processes, gather
+from amago_core.experiment.video import VideoRequest, record_first_env
 
 
 class InteractionMixin(CheckpointingMixin):
@@ -35,12 +36,15 @@ class InteractionMixin(CheckpointingMixin):
         }
         return functools.partial(resolved.build, **{k: v for k, v in context.items() if k in wanted})
 
-    def _pool(self, make_env: EnvMakers, role: Role, save_dir: Path | None = None) -> RolePool:
+    def _actor_makers(self, make_env: EnvMakers, role: Role) -> list[Callable[[], Any]]:
         rollout = self.config.rollout
         n_makers = 1 if rollout.env_mode == "already_vectorized" else rollout.parallel_actors
+        return makers_per_actor(make_env, n_makers, f"make_{role}_env")
+
+    def _pool(self, make_env: EnvMakers, role: Role, save_dir: Path | None = None) -> RolePool:
         return build_pool(
             self.config,
-            makers_per_actor(make_env, n_makers, f"make_{role}_env"),
+            self._actor_makers(make_env, role),
             role=role,
             process=self._accelerator.process_index,
             save_dir=save_dir,
@@ -155,8 +159,25 @@ class InteractionMixin(CheckpointingMixin):
         render: bool = False,
         save_trajs_to: str | Path | None = None,
         episodes: int | None = None,
+        video: VideoRequest | None = None,
     ) -> dict[str, float]:
-        """One-off evaluation on new envs; logs under ``test/`` and returns this process's metrics."""
+        """One-off evaluation on new envs; logs under ``test/`` and returns this process's metrics.
+
+        Args:
+            make_test_env: one env maker (repeated per actor) or one per actor.
+            timesteps: steps per env (fewer when ``episodes`` finish first).
+            render: call the pool's ``render()`` after every step, for pools that have one (AMAGO's on-screen
+                rendering); to record files, pass ``video``.
+            save_trajs_to: write the finished trajectories to this folder.
+            episodes: stop once this many episodes finished.
+            video: record the first episodes of test env 0 (main process only) as files (``video.written()``
+                lists them afterwards), also logged as ``test/videos`` to backends that take videos (wandb).
+        """
+        if not self._accelerator.is_main_process:
+            video = None  # one process records
+        if video is not None:
+            video.clear()
+            make_test_env = record_first_env(self._actor_makers(make_test_env, "test"), video)
         envs = self._pool(make_test_env, "test", Path(save_trajs_to) if save_trajs_to else None)
         try:
             start = time.perf_counter()
@@ -178,4 +199,6 @@ class InteractionMixin(CheckpointingMixin):
         finally:
             envs.close()
         self._on_evaluation("test", average_over_processes(self._accelerator, metrics))
+        if video is not None and self.logger is not None and (written := video.written()):
+            self.logger.log_videos(written, "test", self.x_axis_metrics())
         return metrics

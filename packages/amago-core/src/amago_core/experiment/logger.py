@@ -1,9 +1,13 @@
-"""``RunLogger``: sends metrics records to every log backend the hooks contribute (JSONL always, wandb when asked)."""
+"""``RunLogger``: sends metrics records to every log backend the hooks contribute (JSONL always, wandb when asked).
+
+Videos go only to backends with a ``log_videos(key, paths, x_axes)`` method (wandb); the files themselves stay
+in the run folder, which is the local record.
+"""
 
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -54,6 +58,17 @@ class RunLogger:
         for backend in self.backends:
             backend.log(record, step=self.step)
         return record
+
+    def attach(self, backend: LogBackend) -> None:
+        """Adds a backend after start-up (``amago eval`` adds the training run's resumed wandb run)."""
+        self.backends.append(backend)
+
+    def log_videos(self, paths: Sequence[Path], section: str, x_axes: Mapping[str, Any]) -> None:
+        """Sends video files as ``{section}/videos`` (with the x-axes) to every backend that takes videos."""
+        for backend in self.backends:
+            log_videos = getattr(backend, "log_videos", None)
+            if callable(log_videos):
+                log_videos(f"{section}/videos", list(paths), x_axes=dict(x_axes))
 
     def rollback(self, after_epoch: int) -> None:
         """Tells each backend that can take records back to drop those of epochs after ``after_epoch``.

@@ -17,11 +17,13 @@ import gymnasium
 import numpy as np
 
 from amago_core.rollout.env import AMAGO_ENV_LOG_PREFIX
+from amago_envs.suites import grid_frames
 from amago_envs.suites.specs import FrozenLakeConfig
 from amago_envs.suites.suite import BuiltinSuite
 
 ICE, HOLE, GOAL = 0, 1, 2
 _TILE_CHARS = {ICE: ".", HOLE: "H", GOAL: "G"}
+_TILE_COLOURS = {ICE: grid_frames.ICE, HOLE: grid_frames.HOLE, GOAL: grid_frames.GOAL}
 
 # Action index -> (d_row, d_col); index 0 stands still.
 _MOVES: tuple[tuple[int, int], ...] = ((0, 0), (1, 0), (-1, 0), (0, 1), (0, -1))
@@ -84,10 +86,10 @@ class MetaFrozenLake(gymnasium.Env[np.ndarray, np.int64]):
             by ``1 - slip_chance``, rounded up. Hitting it ends the attempt as a failure.
         show_k_progress: include the attempt counter in the observation.
         slip_chance: chance that a step moves in a uniformly random direction instead of the chosen one.
-        render_mode: None or ``"ansi"``.
+        render_mode: None, ``"ansi"`` (text) or ``"rgb_array"`` (a top-down picture).
     """
 
-    metadata: dict[str, Any] = {"render_modes": ["ansi"], "render_fps": 4}  # noqa: RUF012 - gymnasium's class attribute
+    metadata: dict[str, Any] = {"render_modes": ["ansi", "rgb_array"], "render_fps": 4}  # noqa: RUF012 - gymnasium's class attribute
 
     def __init__(
         self,
@@ -110,7 +112,7 @@ class MetaFrozenLake(gymnasium.Env[np.ndarray, np.int64]):
             msg = f"max_episode_steps must be positive or None, got {max_episode_steps}."
             raise ValueError(msg)
         if render_mode not in (None, *self.metadata["render_modes"]):
-            msg = f"render_mode must be None or 'ansi', got {render_mode!r}."
+            msg = f"render_mode must be None, 'ansi' or 'rgb_array', got {render_mode!r}."
             raise ValueError(msg)
         self.size = size
         self.k_episodes = k_episodes
@@ -139,6 +141,9 @@ class MetaFrozenLake(gymnasium.Env[np.ndarray, np.int64]):
         if self.hard_mode and self.np_random.random() < HARD_MODE_ACTION_SWAP:
             self.moves[1], self.moves[3] = self.moves[3], self.moves[1]
         self.current_k = 0
+        self.attempt_successes: list[
+            bool
+        ] = []  # what the picture's band shows, one mark per finished attempt
         self._start_attempt()
         return self._observe(soft_reset=True), {}
 
@@ -183,6 +188,7 @@ class MetaFrozenLake(gymnasium.Env[np.ndarray, np.int64]):
         if attempt_over:
             # Logged on the step that ends the attempt: after the last one the pool resets this env at once.
             info[f"{AMAGO_ENV_LOG_PREFIX} Episode {self.current_k} Success"] = float(tile == GOAL)
+            self.attempt_successes.append(bool(tile == GOAL))
             self.current_k += 1
             self._start_attempt()
         terminated = self.current_k >= self.k_episodes
@@ -202,14 +208,35 @@ class MetaFrozenLake(gymnasium.Env[np.ndarray, np.int64]):
             features.append(self.current_k / self.k_episodes)
         return np.array(features, dtype=np.float32)
 
-    def render(self) -> str | None:
-        """Returns the current attempt's lake (``A`` agent, ``H`` hole, ``G`` goal) in ``"ansi"`` mode."""
-        if self.render_mode != "ansi" or self.current_k is None:
+    def render(self) -> str | np.ndarray | None:
+        """The current attempt's lake as text (``"ansi"``: ``A`` agent, ``H`` hole, ``G`` goal) or RGB pixels.
+
+        The ``"rgb_array"`` picture shows ice (pale blue), holes (dark blue), the goal (green) and the agent (a
+        blue disc); the band above the lake has one mark per attempt: green solved, red failed, blue the one
+        being played, grey still to come.
+        """
+        if self.current_k is None:
+            return None
+        if self.render_mode == "rgb_array":
+            return self._picture()
+        if self.render_mode != "ansi":
             return None
         rows = [[_TILE_CHARS[int(t)] for t in row] for row in self.active_lake]
         rows[self.row][self.col] = "A"
         header = f"attempt {min(self.current_k + 1, self.k_episodes)}/{self.k_episodes}"
         return header + "\n" + "\n".join(" ".join(r) for r in rows) + "\n"
+
+    def _picture(self) -> np.ndarray:
+        picture = grid_frames.GridPicture(self.size, self.size, band=True)
+        for (row, col), tile in np.ndenumerate(self.active_lake):
+            picture.tile(row, col, _TILE_COLOURS[int(tile)])
+        picture.disc(self.row, self.col, grid_frames.AGENT)
+        marks = [grid_frames.GOAL if solved else grid_frames.WRONG for solved in self.attempt_successes]
+        if len(marks) < self.k_episodes:
+            marks.append(grid_frames.AGENT)
+        marks += [grid_frames.PENDING] * (self.k_episodes - len(marks))
+        picture.band_segments(marks)
+        return picture.pixels
 
 
 class FrozenLakeSuite(BuiltinSuite):
@@ -231,7 +258,7 @@ class FrozenLakeSuite(BuiltinSuite):
         return name
 
     def make_gym_env(self) -> MetaFrozenLake:
-        """A fresh Meta-Frozen-Lake with this suite's options."""
+        """A fresh Meta-Frozen-Lake with this suite's options (``rgb_array`` rendering, for ``amago eval --video``)."""
         cfg = self.config
         return MetaFrozenLake(
             size=cfg.size,
@@ -241,4 +268,5 @@ class FrozenLakeSuite(BuiltinSuite):
             max_episode_steps=cfg.max_episode_steps,
             show_k_progress=cfg.show_k_progress,
             slip_chance=cfg.slip_chance,
+            render_mode="rgb_array",
         )

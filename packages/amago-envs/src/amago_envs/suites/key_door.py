@@ -16,6 +16,7 @@ import gymnasium
 import numpy as np
 
 from amago_core.rollout.env import AMAGO_ENV_LOG_PREFIX
+from amago_envs.suites import grid_frames
 from amago_envs.suites.specs import KeyDoorConfig
 from amago_envs.suites.suite import BuiltinSuite
 
@@ -42,10 +43,10 @@ class RoomKeyDoor(gymnasium.Env[np.ndarray, np.int64]):
         key_location: ``(x, y)`` or ``"random"``.
         goal_location: the door, ``(x, y)`` or ``"random"``.
         randomize_actions: shuffle the action-to-direction mapping per room.
-        render_mode: None or ``"ansi"``.
+        render_mode: None, ``"ansi"`` (text) or ``"rgb_array"`` (a top-down picture).
     """
 
-    metadata: dict[str, Any] = {"render_modes": ["ansi"], "render_fps": 4}  # noqa: RUF012 - gymnasium's class attribute
+    metadata: dict[str, Any] = {"render_modes": ["ansi", "rgb_array"], "render_fps": 4}  # noqa: RUF012 - gymnasium's class attribute
 
     def __init__(
         self,
@@ -69,7 +70,7 @@ class RoomKeyDoor(gymnasium.Env[np.ndarray, np.int64]):
         for name, location in (("start", start_location), ("key", key_location), ("goal", goal_location)):
             self._check_location(f"{name}_location", location, size)
         if render_mode not in (None, *self.metadata["render_modes"]):
-            msg = f"render_mode must be None or 'ansi', got {render_mode!r}."
+            msg = f"render_mode must be None, 'ansi' or 'rgb_array', got {render_mode!r}."
             raise ValueError(msg)
         self.dark = dark
         self.size = size
@@ -172,9 +173,19 @@ class RoomKeyDoor(gymnasium.Env[np.ndarray, np.int64]):
             ]
         return np.array(features, dtype=np.float32)
 
-    def render(self) -> str | None:
-        """Returns the room (``P`` player, ``K`` key until picked up, ``D`` door) in ``"ansi"`` mode."""
-        if self.render_mode != "ansi" or self.global_time is None:
+    def render(self) -> str | np.ndarray | None:
+        """The room as text (``"ansi"``: ``P`` player, ``K`` key until picked up, ``D`` door) or RGB pixels.
+
+        The ``"rgb_array"`` picture shows the room from above, key and door drawn even in the dark version
+        (they are hidden from the agent, not from the viewer): the key as a gold disc until it is picked up,
+        then as a gold dot on the agent (a blue disc); the door as a brown cell, the start as a pale one. The
+        band above the room fills up with the room's time.
+        """
+        if self.global_time is None:
+            return None
+        if self.render_mode == "rgb_array":
+            return self._picture(self.global_time)
+        if self.render_mode != "ansi":
             return None
         grid = [["." for _ in range(self.size)] for _ in range(self.size)]
         grid[self.goal[0]][self.goal[1]] = "D"
@@ -183,6 +194,23 @@ class RoomKeyDoor(gymnasium.Env[np.ndarray, np.int64]):
         grid[self.pos[0]][self.pos[1]] = "P"
         header = f"{'dark' if self.dark else 'light'} room, t={self.global_time}/{self.meta_rollout_horizon}"
         return header + "\n" + "\n".join(" ".join(r) for r in grid) + "\n"
+
+    def _picture(self, global_time: int) -> np.ndarray:
+        picture = grid_frames.GridPicture(self.size, self.size, band=True)
+        for row in range(self.size):
+            for col in range(self.size):
+                picture.tile(row, col, grid_frames.FLOOR)
+        # Rows are the first coordinate, as in the text picture.
+        picture.tile(int(self.start[0]), int(self.start[1]), grid_frames.ICE)
+        picture.tile(int(self.goal[0]), int(self.goal[1]), grid_frames.DOOR)
+        if not self.has_key:
+            picture.disc(int(self.key[0]), int(self.key[1]), grid_frames.KEY, radius=0.25)
+        row, col = int(self.pos[0]), int(self.pos[1])
+        picture.disc(row, col, grid_frames.AGENT)
+        if self.has_key:
+            picture.disc(row, col, grid_frames.KEY, radius=0.14)
+        picture.band_progress(global_time / self.meta_rollout_horizon, grid_frames.AGENT)
+        return picture.pixels
 
 
 class KeyDoorSuite(BuiltinSuite):
@@ -198,7 +226,7 @@ class KeyDoorSuite(BuiltinSuite):
         return f"{'Dark' if cfg.dark else 'Light'}KeyDoor-{cfg.size}x{cfg.size}-H{cfg.meta_rollout_horizon}"
 
     def make_gym_env(self) -> RoomKeyDoor:
-        """A fresh Key-To-Door room generator with this suite's options."""
+        """A fresh Key-To-Door room generator with this suite's options (``rgb_array`` rendering, for videos)."""
         cfg = self.config
         return RoomKeyDoor(
             dark=cfg.dark,
@@ -209,4 +237,5 @@ class KeyDoorSuite(BuiltinSuite):
             key_location=cfg.key_location,
             goal_location=cfg.goal_location,
             randomize_actions=cfg.randomize_actions,
+            render_mode="rgb_array",
         )

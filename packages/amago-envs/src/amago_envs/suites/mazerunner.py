@@ -16,6 +16,7 @@ from typing import Any
 import gymnasium
 import numpy as np
 
+from amago_envs.suites import grid_frames
 from amago_envs.suites.specs import MazeRunnerConfig
 from amago_envs.suites.suite import BuiltinSuite
 
@@ -111,10 +112,10 @@ class MazeRunner(gymnasium.Env[np.ndarray, np.int64]):
         min_num_goals: fewest goals per episode; None means always ``num_goals``.
         goal_in_obs: append the goal cells to the observation.
         randomized_action_space: permute the action indices per episode ("rewired" actions).
-        render_mode: None or ``"ansi"``.
+        render_mode: None, ``"ansi"`` (text) or ``"rgb_array"`` (a top-down picture).
     """
 
-    metadata: dict[str, Any] = {"render_modes": ["ansi"], "render_fps": 4}  # noqa: RUF012 - gymnasium's class attribute
+    metadata: dict[str, Any] = {"render_modes": ["ansi", "rgb_array"], "render_fps": 4}  # noqa: RUF012 - gymnasium's class attribute
 
     def __init__(
         self,
@@ -140,7 +141,7 @@ class MazeRunner(gymnasium.Env[np.ndarray, np.int64]):
             )
             raise ValueError(msg)
         if render_mode not in (None, *self.metadata["render_modes"]):
-            msg = f"render_mode must be None or 'ansi', got {render_mode!r}."
+            msg = f"render_mode must be None, 'ansi' or 'rgb_array', got {render_mode!r}."
             raise ValueError(msg)
         self.maze_dim = (maze_dim // 2) * 2 + 1
         self.num_goals = num_goals
@@ -240,9 +241,18 @@ class MazeRunner(gymnasium.Env[np.ndarray, np.int64]):
             parts.append(self.goal_sequence().flatten() / n)
         return np.concatenate(parts).astype(np.float32)
 
-    def render(self) -> str | None:
-        """Returns the maze (``#`` wall, ``A`` agent, ``0``-``9`` goals left) in ``"ansi"`` mode."""
-        if self.render_mode != "ansi" or self.timer is None:
+    def render(self) -> str | np.ndarray | None:
+        """The maze as text (``"ansi"``: ``#`` wall, ``A`` agent, ``0``-``9`` goals left) or RGB pixels.
+
+        The ``"rgb_array"`` picture shows walls (dark), free cells, the next goal (green), the goals after it
+        (pale green), the start (pale blue) and the agent (a blue disc); the band above the maze fills up with
+        the episode's time.
+        """
+        if self.timer is None:
+            return None
+        if self.render_mode == "rgb_array":
+            return self._picture(self.timer)
+        if self.render_mode != "ansi":
             return None
         grid = [["#" if cell == WALL else "." for cell in row] for row in self.maze]
         for i, (row, col) in enumerate(self.goals):
@@ -250,6 +260,21 @@ class MazeRunner(gymnasium.Env[np.ndarray, np.int64]):
                 grid[row][col] = str(i % 10)
         grid[self.pos[0]][self.pos[1]] = "A"
         return f"t={self.timer}/{self.time_limit}\n" + "\n".join("".join(r) for r in grid) + "\n"
+
+    def _picture(self, timer: int) -> np.ndarray:
+        picture = grid_frames.GridPicture(self.maze_dim, self.maze_dim, band=True)
+        for (row, col), cell in np.ndenumerate(self.maze):
+            if cell == FREE:
+                picture.tile(row, col, grid_frames.FLOOR)
+        picture.tile(*self.start, grid_frames.ICE)
+        for i, (row, col) in enumerate(self.goals):
+            if i > self.active_goal:
+                picture.tile(row, col, grid_frames.GOAL_LATER)
+            elif i == self.active_goal:
+                picture.tile(row, col, grid_frames.GOAL)
+        picture.disc(*self.pos, grid_frames.AGENT)
+        picture.band_progress(timer / self.time_limit, grid_frames.AGENT)
+        return picture.pixels
 
 
 class MazeRunnerRelabelInfo(gymnasium.ObservationWrapper[dict[str, np.ndarray], np.int64, np.ndarray]):
@@ -303,7 +328,7 @@ class MazeRunnerSuite(BuiltinSuite):
         return f"MazeRunner-{n}x{n}-k{self.config.num_goals}"
 
     def make_gym_env(self) -> gymnasium.Env[Any, np.int64]:
-        """A fresh MazeRunner, wrapped for relabeling when ``relabel_info`` is set."""
+        """A fresh MazeRunner (``rgb_array`` rendering, for videos), wrapped for relabeling when ``relabel_info`` is set."""
         cfg = self.config
         goal_in_obs = (not cfg.relabel_info) if cfg.goal_in_obs is None else cfg.goal_in_obs
         env = MazeRunner(
@@ -313,5 +338,6 @@ class MazeRunnerSuite(BuiltinSuite):
             min_num_goals=cfg.min_num_goals,
             goal_in_obs=goal_in_obs,
             randomized_action_space=cfg.randomized_action_space,
+            render_mode="rgb_array",
         )
         return MazeRunnerRelabelInfo(env) if cfg.relabel_info else env

@@ -22,6 +22,7 @@ from typing import Any
 import gymnasium
 import numpy as np
 
+from amago_envs.suites import grid_frames
 from amago_envs.suites.specs import TMAZE_TASKS, TMazeConfig
 from amago_envs.suites.suite import BuiltinSuite
 
@@ -43,10 +44,10 @@ class TMaze(gymnasium.Env[np.ndarray, np.int64]):
         active: start one cell right of the oracle (True) or on it (False).
         goal_reward: reward on the final step when standing on the goal side.
         penalty: reward (<= 0) for every non-"right" action after the oracle phase, except on the last step.
-        render_mode: None or ``"ansi"`` (a text picture of the maze).
+        render_mode: None, ``"ansi"`` (a text picture of the maze) or ``"rgb_array"`` (a top-down picture).
     """
 
-    metadata: dict[str, Any] = {"render_modes": ["ansi"], "render_fps": 4}  # noqa: RUF012 - gymnasium's class attribute
+    metadata: dict[str, Any] = {"render_modes": ["ansi", "rgb_array"], "render_fps": 4}  # noqa: RUF012 - gymnasium's class attribute
 
     def __init__(
         self,
@@ -63,7 +64,7 @@ class TMaze(gymnasium.Env[np.ndarray, np.int64]):
             msg = f"penalty must be <= 0 (it punishes leaving the corridor's direction), got {penalty}."
             raise ValueError(msg)
         if render_mode not in (None, *self.metadata["render_modes"]):
-            msg = f"render_mode must be None or 'ansi', got {render_mode!r}."
+            msg = f"render_mode must be None, 'ansi' or 'rgb_array', got {render_mode!r}."
             raise ValueError(msg)
         self.corridor_length = corridor_length
         self.active = active
@@ -125,9 +126,18 @@ class TMaze(gymnasium.Env[np.ndarray, np.int64]):
             return np.zeros(2, dtype=np.float32)
         return np.array([1.0, self.y], dtype=np.float32)
 
-    def render(self) -> str | None:
-        """Returns a text picture (``A`` agent, ``G`` goal, ``O`` oracle) in ``"ansi"`` mode."""
-        if self.render_mode != "ansi" or self._time is None:
+    def render(self) -> str | np.ndarray | None:
+        """The maze as text (``"ansi"``: ``A`` agent, ``G`` goal, ``O`` oracle) or as RGB pixels (``"rgb_array"``).
+
+        The picture shows the corridor (three cells high at the junction), the agent as a blue disc, the oracle
+        cell with its goal signal (the half on the goal's side in green) and the two ends: green for the goal
+        side, red for the other one.
+        """
+        if self._time is None:
+            return None
+        if self.render_mode == "rgb_array":
+            return self._picture()
+        if self.render_mode != "ansi":
             return None
         width = self.junction_x + 1
         rows = {1: [" "] * width, 0: ["."] * width, -1: [" "] * width}
@@ -136,6 +146,18 @@ class TMaze(gymnasium.Env[np.ndarray, np.int64]):
         rows[0][0] = "O"
         rows[self.y][self.x] = "A"
         return "\n".join("".join(rows[y]) for y in (1, 0, -1)) + "\n"
+
+    def _picture(self) -> np.ndarray:
+        picture = grid_frames.GridPicture(3, self.junction_x + 1)
+        row_of = {1: 0, 0: 1, -1: 2}  # y = +1 is drawn on top
+        for x in range(self.junction_x + 1):
+            picture.tile(row_of[0], x, grid_frames.FLOOR)
+        for side in (1, -1):
+            colour = grid_frames.GOAL if side == self.goal_y else grid_frames.WRONG
+            picture.tile(row_of[side], self.junction_x, colour)
+        picture.half_tile(row_of[0], 0, grid_frames.GOAL, upper=self.goal_y == 1)
+        picture.disc(row_of[self.y], self.x, grid_frames.AGENT)
+        return picture.pixels
 
 
 class TMazeSuite(BuiltinSuite):
@@ -162,10 +184,11 @@ class TMazeSuite(BuiltinSuite):
         return f"TMaze-{self.required_task.capitalize()}-H{self.config.corridor_length}"
 
     def make_gym_env(self) -> TMaze:
-        """A fresh T-Maze for this suite's task and options."""
+        """A fresh T-Maze for this suite's task and options (``rgb_array`` rendering, for ``amago eval --video``)."""
         return TMaze(
             corridor_length=self.config.corridor_length,
             active=self.task == "active",
             goal_reward=self.config.goal_reward,
             penalty=self.penalty,
+            render_mode="rgb_array",
         )
