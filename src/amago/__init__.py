@@ -1,31 +1,59 @@
-"""amago: the meta-package. Re-exports the public API lazily so that `import amago` stays cheap.
+"""amago: the meta-package. Re-exports the public API lazily so that `import amago` stays cheap (no torch).
 
-AMAGO's submodule spellings work as attributes: ``amago.envs.AMAGOEnv``, ``amago.nets.TrajEncoder``,
-``amago.agents``.
+AMAGO's import paths work too (``from amago.envs import AMAGOEnv``, ``import amago.nets``,
+``from amago.nets.traj_encoders import TformerTrajEncoder``, ``from amago.agent import MultiTaskAgent``): the
+modules of this package re-export amago's counterparts under AMAGO's names, and an AMAGO name that amago
+replaced raises a one-line ImportError saying what to use (see docs/migration-from-amago.md).
 """
 
 from __future__ import annotations
 
-from amago_core.lazy import lazy_exports
+from amago._compat import shim_exports
+from amago._registry_pointers import (
+    AGENT_REGISTRY_POINTERS,
+    EXPLORATION_REGISTRY_POINTERS,
+    TRAJ_ENCODER_REGISTRY_POINTERS,
+    TSTEP_ENCODER_REGISTRY_POINTERS,
+)
 
 __version__ = "0.1.0"
 
-__getattr__, __dir__, __all__ = lazy_exports(
+__getattr__, __dir__, __all__ = shim_exports(
     __name__,
     {
-        "ComponentSpec": "amago_core.plugins",
-        "ComponentConfig": "amago_core.config",
-        "Registry": "amago_core.plugins",
-        "registries": "amago_core.plugins",
-        "ExperimentConfig": "amago_core.config.experiment",
-        "load_config": "amago_core.config.sources",
-        "Experiment": "amago_core.experiment",
-        "build_experiment": "amago_core.experiment",
-        "AMAGOEnv": "amago_core.rollout",
-        "AMAGO_ENV_LOG_PREFIX": "amago_core.rollout",
-        "TstepEncoder": "amago_nets.base",
-        "TrajEncoder": "amago_nets.base",
-        "check_component": "amago_core.testing",
+        "ComponentSpec": "amago_core.plugins:ComponentSpec",
+        "ComponentConfig": "amago_core.config:ComponentConfig",
+        "Registry": "amago_core.plugins:Registry",
+        "registries": "amago_core.plugins:registries",
+        "ExperimentConfig": "amago_core.config.experiment:ExperimentConfig",
+        "load_config": "amago_core.config.sources:load_config",
+        "Experiment": "amago_core.experiment:Experiment",
+        "build_experiment": "amago_core.experiment:build_experiment",
+        "load_policy": "amago_core.policy:load_policy",
+        "AMAGOEnv": "amago_core.rollout:AMAGOEnv",
+        "AMAGO_ENV_LOG_PREFIX": "amago_core.rollout:AMAGO_ENV_LOG_PREFIX",
+        "TstepEncoder": "amago_nets.base:TstepEncoder",
+        "TrajEncoder": "amago_nets.base:TrajEncoder",
+        "Agent": "amago_agents.agent:Agent",
+        "check_component": "amago_core.testing:check_component",
     },
-    submodules={"envs": "amago_envs", "nets": "amago_nets", "agents": "amago_agents", "core": "amago_core"},
+    no_counterpart={
+        **AGENT_REGISTRY_POINTERS,
+        **TSTEP_ENCODER_REGISTRY_POINTERS,
+        **TRAJ_ENCODER_REGISTRY_POINTERS,
+        **EXPLORATION_REGISTRY_POINTERS,
+    },
+    submodules={
+        # AMAGO's modules (this package's shims)...
+        "agent": "amago.agent",
+        "cli_utils": "amago.cli_utils",
+        "envs": "amago.envs",
+        "experiment": "amago.experiment",
+        "hindsight": "amago.hindsight",
+        "loading": "amago.loading",
+        "nets": "amago.nets",
+        # ...and amago's own packages, whole.
+        "agents": "amago_agents",
+        "core": "amago_core",
+    },
 )

@@ -1,0 +1,24 @@
+"""AMAGO's ``amago.nets.traj_encoders``: the trajectory encoders (amago-nets) under AMAGO's names.
+
+``TformerTrajEncoder`` is amago's ``TransformerTrajEncoder``. Options come from a config
+(``TransformerTrajEncoderConfig``...), not keyword arguments: pass the class, the name or a table to
+``Experiment(traj_encoder_type=...)``, and set options with ``-o traj_encoder.n_layers=4``.
+"""
+
+from __future__ import annotations
+
+from amago._compat import shim_exports
+from amago._registry_pointers import TRAJ_ENCODER_REGISTRY_POINTERS
+
+__getattr__, __dir__, __all__ = shim_exports(
+    __name__,
+    {
+        "TrajEncoder": "amago_nets.base:TrajEncoder",
+        "IdentityTrajEncoder": "amago_nets.traj_simple:IdentityTrajEncoder",
+        "FFTrajEncoder": "amago_nets.traj_simple:FFTrajEncoder",
+        "GRUTrajEncoder": "amago_nets.traj_rnn:GRUTrajEncoder",
+        "TformerTrajEncoder": "amago_nets.traj_transformer:TransformerTrajEncoder",
+        "MambaTrajEncoder": "amago_nets.traj_mamba:MambaTrajEncoder",
+    },
+    no_counterpart=TRAJ_ENCODER_REGISTRY_POINTERS,
+)
