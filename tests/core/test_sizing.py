@@ -6,6 +6,7 @@ import pytest
 
 from amago_core.config.resolve import resolve_config
 from amago_core.config.sizing import (
+    SAFETY,
     BudgetError,
     Costs,
     apply_sizing,
@@ -87,11 +88,18 @@ def test_bad_durations_say_how_to_write_one(text):
 
 def test_a_wall_time_budget_fits_its_estimate_including_validation_floors():
     config, user = _resolved({"env": "metaworld-ml45", "traj_encoder": "mamba"})
-    costs = Costs(seconds_per_pool_step=0.01, seconds_per_update=0.5, startup_seconds=10.0)
+    costs = Costs(
+        seconds_per_pool_step=0.01, seconds_per_update=0.5, startup_seconds=10.0, sequence_length=256
+    )
     sized = apply_sizing(config, size_for_seconds(config, user, costs, 600))
     assert estimated_seconds(sized, costs) <= 600
-    assert estimated_seconds(sized, costs) >= 0.5 * 600  # and uses most of it
-    faster = apply_sizing(config, size_for_seconds(config, user, Costs(0.01, 0.05, 10.0), 600))
+    assert estimated_seconds(sized, costs) >= 0.8 * 600 * SAFETY  # and uses most of it
+    # Where the run must shrink its sequences to get data in time, its updates get cheaper: the plan counts it.
+    slow = Costs(seconds_per_pool_step=0.01, seconds_per_update=5.0, startup_seconds=10.0, sequence_length=256)
+    short = apply_sizing(config, size_for_seconds(config, user, slow, 600))
+    assert short.run.max_seq_len < 256
+    assert 0.8 * 600 * SAFETY <= estimated_seconds(short, slow) <= 600 * SAFETY
+    faster = apply_sizing(config, size_for_seconds(config, user, Costs(0.01, 0.05, 10.0, 256), 600))
     assert faster.schedule.epochs * faster.schedule.train_timesteps_per_epoch > (
         sized.schedule.epochs * sized.schedule.train_timesteps_per_epoch
     )
@@ -100,4 +108,4 @@ def test_a_wall_time_budget_fits_its_estimate_including_validation_floors():
 def test_a_budget_shorter_than_the_start_says_so():
     config, user = _resolved({"env": "tmaze-passive"})
     with pytest.raises(BudgetError, match="starting this run takes 30 s"):
-        size_for_seconds(config, user, Costs(0.01, 0.1, 30.0), 20)
+        size_for_seconds(config, user, Costs(0.01, 0.1, 30.0, 11), 20)

@@ -53,13 +53,19 @@ class Costs:
 
     Attributes:
         seconds_per_pool_step: one step of every train env, policy included.
-        seconds_per_update: one gradient update.
+        seconds_per_update: one gradient update on windows of ``sequence_length`` steps.
         startup_seconds: building envs, model and buffer before the first step.
+        sequence_length: the window length the updates were timed on.
     """
 
     seconds_per_pool_step: float
     seconds_per_update: float
     startup_seconds: float
+    sequence_length: int
+
+    def update_seconds(self, max_seq_len: int) -> float:
+        """One update on windows of ``max_seq_len`` steps (the cost of an update grows about linearly with it)."""
+        return self.seconds_per_update * min(1.0, max_seq_len / self.sequence_length)
 
 
 def parse_duration(text: str) -> float:
@@ -101,7 +107,9 @@ def estimated_seconds(config: ExperimentConfig, costs: Costs) -> float:
     pool_steps = sched.epochs * sched.train_timesteps_per_epoch + val_passes * sched.val_timesteps_per_epoch
     updates = sched.epochs * sched.train_batches_per_epoch
     return (
-        costs.startup_seconds + pool_steps * costs.seconds_per_pool_step + updates * costs.seconds_per_update
+        costs.startup_seconds
+        + pool_steps * costs.seconds_per_pool_step
+        + updates * costs.update_seconds(config.run.max_seq_len)
     )
 
 
@@ -120,20 +128,25 @@ def size_for_seconds(
             f"{costs.startup_seconds:.0f} s on this machine; give a longer --budget."
         )
         raise BudgetError(msg)
-    per_pool_step = (
-        costs.seconds_per_pool_step * (1 + VAL_SHARE)
-        + _updates_per_pool_step(config) * costs.seconds_per_update
-    )
-    env_steps = max(1, int((usable - costs.startup_seconds) / per_pool_step)) * config.rollout.parallel_actors
-    sized = size_schedule(config, user, env_steps)
-    # Validation has a floor (one whole episode per pass), so the first guess can overrun: shrink until it fits.
-    for _ in range(8):
-        overrun = estimated_seconds(apply_sizing(config, sized), costs) / usable
-        if overrun <= 1.0 or env_steps <= config.rollout.parallel_actors:
-            break
-        env_steps = max(config.rollout.parallel_actors, int(env_steps / overrun * 0.95))
-        sized = size_schedule(config, user, env_steps)
-    return sized
+    per_pool_step = costs.seconds_per_pool_step * (1 + VAL_SHARE) + _updates_per_pool_step(
+        config
+    ) * costs.update_seconds(config.run.max_seq_len)
+    actors = config.rollout.parallel_actors
+    env_steps = max(1, int((usable - costs.startup_seconds) / per_pool_step)) * actors
+
+    # The first guess is off where sizing moves what a step costs: validation has a floor (one episode per
+    # pass), and a short run saves (and trains on) shorter sequences, whose updates are cheaper. Bisect for the
+    # most env steps whose estimate fits.
+    def fits(steps: int) -> bool:
+        return estimated_seconds(apply_sizing(config, size_schedule(config, user, steps)), costs) <= usable
+
+    low, high = actors, max(env_steps, 2 * actors)
+    while fits(high) and high < 2**40:
+        low, high = high, 2 * high
+    while high - low > max(actors, low // 100):
+        middle = (low + high) // 2
+        low, high = (middle, high) if fits(middle) else (low, middle)
+    return size_schedule(config, user, low)
 
 
 def _validation(

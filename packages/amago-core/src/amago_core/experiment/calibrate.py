@@ -98,4 +98,9 @@ def measure_costs(config: ExperimentConfig) -> Costs:
             per_update = _time_updates(experiment)
         finally:
             experiment.close()
-    return Costs(seconds_per_pool_step=per_pool_step, seconds_per_update=per_update, startup_seconds=startup)
+    return Costs(
+        seconds_per_pool_step=per_pool_step,
+        seconds_per_update=per_update,
+        startup_seconds=startup,
+        sequence_length=min(config.run.max_seq_len, steps),
+    )
