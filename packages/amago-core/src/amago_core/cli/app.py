@@ -7,7 +7,9 @@ from typing import Annotated
 
 import typer
 
-from amago_core.cli import config_cmd, doctor, eval_cmd, listing, run_cmd
+from amago_core.cli import config_cmd, doctor, eval_cmd, listing, plugin_new, run_cmd
+from amago_core.cli.export_cmd import export_command
+from amago_core.cli.version import top_level_options
 
 app = typer.Typer(
     name="amago",
@@ -16,7 +18,9 @@ app = typer.Typer(
     add_completion=False,
     pretty_exceptions_enable=False,
 )
+app.callback()(top_level_options)  # `amago --version`
 app.add_typer(config_cmd.app, name="config")
+app.add_typer(plugin_new.app, name="plugin")
 
 GroupArgument = Annotated[
     str | None,
@@ -63,6 +67,7 @@ def doctor_command(as_json: JsonOption = False) -> None:
 app.command("run")(run_cmd.run_command)
 app.command("eval")(eval_cmd.eval_command)
 app.command("plot")(eval_cmd.plot_command)
+app.command("export")(export_command)
 
 
 def _add_plugin_commands() -> None:

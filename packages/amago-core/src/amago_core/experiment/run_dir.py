@@ -3,7 +3,7 @@
 Layout (ARCHITECTURE §6)::
 
     {ckpt_base_dir}/{run_name}/
-      config.resolved.json    metrics.jsonl    plots/*.png
+      config.resolved.json    spaces.json    metrics.jsonl    plots/*.png
       ckpts/training_states/{run_name}_epoch_{e}/   accelerate state + progress.json
       ckpts/policy_weights/policy_epoch_{e}.safetensors
       ckpts/latest/policy.safetensors
@@ -48,6 +48,11 @@ class RunPaths:
     @property
     def config(self) -> Path:
         return self.root / "config.resolved.json"
+
+    @property
+    def spaces(self) -> Path:
+        """The spaces the agent was built with (``amago_core.policy`` loads the policy without building an env)."""
+        return self.root / "spaces.json"
 
     @property
     def metrics(self) -> Path:

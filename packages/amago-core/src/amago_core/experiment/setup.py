@@ -22,6 +22,7 @@ from amago_core.experiment.processes import default_torch_threads
 from amago_core.experiment.provenance import run_record, summary_lines
 from amago_core.experiment.run_dir import atomic_write_json
 from amago_core.experiment.training import items_per_epoch
+from amago_core.policy.spaces import PolicySpaces
 
 
 class SetupMixin(InteractionMixin):
@@ -130,12 +131,12 @@ class SetupMixin(InteractionMixin):
 
     def init_envs(self) -> str:
         """Reads the spaces from one env and builds this process's train and val pools; returns a description."""
-        import gymnasium
-
         sample_source = self.make_train_env or self.make_val_env or self.make_test_env
         sample_env = (sample_source if callable(sample_source) else next(iter(sample_source)))()  # type: ignore[arg-type]
-        self.obs_space, self.action_space = sample_env.observation_space, sample_env.action_space
-        self.rl2_space = gymnasium.spaces.Box(-np.inf, np.inf, (1 + int(sample_env.action_dim),), np.float32)
+        # Recorded in the run folder (spaces.json), so that the policy loads later without building an env.
+        self.policy_spaces = PolicySpaces.of_env(sample_env)
+        self.obs_space, self.action_space = self.policy_spaces.obs_space, self.policy_spaces.action_space
+        self.rl2_space = self.policy_spaces.rl2_space
         sample_env.close()
         sched, role = self.config.schedule, self.role
         if self._collects_this_run and self.make_train_env is not None:
@@ -206,6 +207,9 @@ class SetupMixin(InteractionMixin):
         main = self._accelerator.is_main_process
         if main and not self.evaluation_only and not self.role.only_collects:
             atomic_write_json(self.paths.config, record)
+            spaces = getattr(self, "policy_spaces", None)  # None: an init_envs override set the spaces itself
+            if spaces is not None:
+                atomic_write_json(self.paths.spaces, spaces.to_json())
         self.logger = RunLogger(self.paths.root, record, enabled=main)
 
     def summary(self, env_summary: str) -> None:

@@ -1,0 +1,67 @@
+"""`amago export`: a run's policy step, with its memory as explicit inputs and outputs, as TorchScript and ONNX.
+
+torch is imported only inside the command body.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from amago_core.cli.errors import RUNTIME_ERROR, debugging, one_line_errors
+from amago_core.cli.output import fail
+
+FORMAT_CHOICES = {"torchscript": ["torchscript"], "onnx": ["onnx"], "both": ["torchscript", "onnx"]}
+"""``--format`` values and the files each writes."""
+
+
+def export_command(
+    run_dir: Annotated[Path, typer.Argument(help="A run folder: {ckpt_base_dir}/{run_name}.")],
+    epoch: Annotated[
+        int | None, typer.Option("--epoch", help="Weights of this epoch (default: latest).")
+    ] = None,
+    out: Annotated[
+        Path | None, typer.Option("--out", help="Where to write the files (default: RUN_DIR/export).")
+    ] = None,
+    file_format: Annotated[str, typer.Option("--format", help="torchscript | onnx | both.")] = "both",
+    n_envs: Annotated[
+        int, typer.Option("--n-envs", min=1, help="Envs the exported step takes at once (its batch size).")
+    ] = 1,
+    debug: Annotated[
+        bool, typer.Option("--debug", help="Full tracebacks instead of one-line errors.")
+    ] = False,
+) -> None:
+    """Write the policy's step function (obs, rl2, time_idx, memory -> action, memory), checked against the
+    eager agent on a recorded rollout, plus policy_step.json describing its inputs and outputs."""
+    from amago_core.policy.export import EXPORT_EXTRA, ONNX_MODULES, export_policy, onnx_available
+    from amago_core.policy.loader import PolicyLoadError
+
+    formats = FORMAT_CHOICES.get(file_format)
+    if formats is None:
+        fail(f"--format must be torchscript, onnx or both (got {file_format!r})")
+    if formats == ["onnx"] and not onnx_available():
+        fail(f"ONNX export needs {', '.join(ONNX_MODULES)}: {EXPORT_EXTRA}")
+    debug = debugging(debug)
+    with one_line_errors(debug):
+        try:
+            report = export_policy(run_dir, out, epoch=epoch, formats=formats, n_envs=n_envs)
+        except PolicyLoadError as exc:
+            if debug:
+                raise
+            fail(str(exc))
+    for result in report.results:
+        if result.path is not None:
+            sys.stdout.write(
+                f"wrote {result.path} ({result.format}; max abs diff {result.max_abs_diff:.1e} from the eager agent "
+                f"over {result.steps_checked} recorded steps)\n"
+            )
+    if report.manifest is not None:
+        sys.stdout.write(f"wrote {report.manifest} (inputs, outputs, memory and spaces of the step)\n")
+    failed = [result for result in report.results if result.path is None]
+    for result in failed[:-1]:
+        sys.stderr.write(f"amago: error: {result.format}: {result.error}\n")
+    if failed:
+        fail(f"{failed[-1].format}: {failed[-1].error}", code=RUNTIME_ERROR)

@@ -1,0 +1,159 @@
+"""``export_policy`` / ``amago export``: the step function as TorchScript and ONNX, checked against the eager agent."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+import torch
+from typer.testing import CliRunner
+
+from amago_core.cli.app import app
+from amago_core.policy import export as export_module
+from amago_core.policy import export_policy, load_policy
+from amago_core.policy.memory import MemoryLayout
+from amago_envs.suites.tmaze import TMaze
+
+EPISODES = 3
+
+
+def plain_loop(act, seed=5):
+    """Actions of ``act(obs, reward, t)`` over a few T-Maze episodes (the runs' env, corridor 3)."""
+    env, actions = TMaze(corridor_length=3), []
+    for episode in range(EPISODES):
+        obs, _ = env.reset(seed=seed + episode)
+        reward, t, done = 0.0, 0, False
+        while not done:
+            action = act(obs, reward, t)
+            actions.append(action)
+            obs, reward, terminated, truncated, _ = env.step(action)
+            done, t = terminated or truncated, t + 1
+    return actions
+
+
+def loaded_policy_actions(run_dir):
+    policy = load_policy(run_dir)
+
+    def act(obs, reward, t):
+        if t == 0:
+            policy.reset()
+        return policy.act(obs, reward)
+
+    return plain_loop(act)
+
+
+def exported_actions(manifest, run_step):
+    """Follows policy_step.json's protocol: rl2 and time_idx built by hand, memory from zeros."""
+    memory = {m["name"]: np.zeros(m["shape"], dtype=m["dtype"]) for m in manifest["memory"]}
+    n_actions = manifest["spaces"]["agent_action_space"]["n"]
+    prev = {"action": np.zeros(n_actions, dtype=np.float32)}
+
+    def act(obs, reward, t):
+        rl2 = (
+            np.concatenate([[reward], prev["action"]]).astype(np.float32)
+            if t
+            else np.zeros(1 + n_actions, np.float32)
+        )
+        feed = {"obs.observation": obs[None], "rl2": rl2[None], "time_idx": np.array([t]), **memory}
+        action, *next_memory = run_step([feed[spec["name"]] for spec in manifest["inputs"]])
+        memory.update({m["name"]: value for m, value in zip(manifest["memory"], next_memory, strict=True)})
+        prev["action"] = np.eye(n_actions, dtype=np.float32)[int(action[0, 0])]
+        return int(action[0, 0])
+
+    return plain_loop(act)
+
+
+@pytest.mark.filterwarnings("ignore::FutureWarning")  # torch marks TorchScript deprecated
+@pytest.mark.parametrize("encoder", ["ff", "rnn", "mamba"])
+def test_torchscript_steps_like_the_loaded_policy(encoder, trained_run, tmp_path):
+    report = export_policy(trained_run(encoder), tmp_path, formats=["torchscript"])
+    (result,) = report.results
+    assert result.error is None
+    assert result.max_abs_diff <= export_module.TOLERANCE
+    manifest = json.loads(report.manifest.read_text())
+    assert manifest["files"]["torchscript"]["steps_checked"] == export_module.DEFAULT_CHECK_STEPS
+    module = torch.jit.load(str(result.path))
+
+    def run_step(inputs):
+        return [t.numpy() for t in module(*map(torch.as_tensor, inputs))]
+
+    assert exported_actions(manifest, run_step) == loaded_policy_actions(trained_run(encoder))
+    assert [m["name"] for m in manifest["memory"]] == {
+        "ff": [],
+        "rnn": ["memory"],
+        "mamba": ["memory.conv", "memory.ssm"],
+    }[encoder]
+
+
+def test_onnx_runs_in_onnxruntime_like_the_loaded_policy(trained_run, tmp_path):
+    import onnxruntime
+
+    report = export_policy(trained_run("rnn"), tmp_path, formats=["onnx"])
+    (result,) = report.results
+    assert result.error is None
+    assert result.path.name == "policy_step.onnx"
+    manifest = json.loads(report.manifest.read_text())
+    session = onnxruntime.InferenceSession(str(result.path), providers=["CPUExecutionProvider"])
+    names = [spec["name"] for spec in manifest["inputs"]]
+
+    def run_step(inputs):
+        return session.run(None, dict(zip(names, inputs, strict=True)))
+
+    assert exported_actions(manifest, run_step) == loaded_policy_actions(trained_run("rnn"))
+
+
+@pytest.mark.filterwarnings("ignore::FutureWarning")
+def test_several_envs_per_step(trained_run, tmp_path):
+    report = export_policy(trained_run("rnn"), tmp_path, formats=["torchscript"], n_envs=3)
+    assert report.results[0].error is None
+    manifest = json.loads(report.manifest.read_text())
+    assert manifest["n_envs"] == 3
+    assert manifest["memory"] == [{"name": "memory", "shape": [1, 3, 32], "dtype": "float32", "env_dim": 1}]
+    assert [spec["shape"] for spec in manifest["inputs"][:3]] == [[3, 2], [3, 5], [3]]
+
+
+def test_a_file_that_differs_from_the_eager_agent_is_not_kept(trained_run, tmp_path, monkeypatch):
+    # A step that never restarts the memory at an episode's start: right for the first episode only.
+    monkeypatch.setattr(MemoryLayout, "restart_rows", lambda self, tensors, initial, starts: list(tensors))
+    report = export_policy(trained_run("rnn"), tmp_path, formats=["torchscript"])
+    (result,) = report.results
+    assert result.path is None
+    assert "differs from the eager agent at recorded step 4" in result.error
+    assert report.manifest is None
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_the_transformer_cache_cannot_be_traced_and_says_why(trained_run, tmp_path):
+    report = export_policy(trained_run("transformer"), tmp_path)
+    torchscript, onnx = report.results
+    assert "row_groups.py" in torchscript.error
+    assert "traced graph cannot follow" in torchscript.error
+    assert "ONNX exporter cannot follow the rollout step of traj encoder 'transformer'" in onnx.error
+    assert list(tmp_path.iterdir()) == []
+
+
+def invoke(*argv):
+    return CliRunner().invoke(app, ["export", *map(str, argv)])
+
+
+def test_cli_writes_the_files(trained_run, tmp_path):
+    result = invoke(trained_run("ff"), "--out", tmp_path, "--format", "torchscript")
+    assert result.exit_code == 0, result.output
+    assert f"wrote {tmp_path / 'policy_step.pt'} (torchscript; max abs diff" in result.output
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["policy_step.json", "policy_step.pt"]
+
+
+def test_cli_errors_are_one_line(trained_run, tmp_path, monkeypatch):
+    missing = invoke(tmp_path / "no-run")
+    assert missing.exit_code == 2
+    assert missing.output.count("\n") == 1
+    assert "no run folder at" in missing.output
+    monkeypatch.setattr(export_module, "onnx_available", lambda: False)
+    only_onnx = invoke(trained_run("ff"), "--out", tmp_path, "--format", "onnx")
+    assert only_onnx.exit_code == 2
+    assert only_onnx.output.strip().endswith('pip install "amago-core[export]"')
+    both = invoke(trained_run("ff"), "--out", tmp_path)
+    assert both.exit_code == 1
+    assert "wrote" in both.output
+    assert 'onnx: ONNX needs onnx, onnxscript, onnxruntime: pip install "amago-core[export]"' in both.output
