@@ -95,7 +95,9 @@ def test_a_wall_time_budget_fits_its_estimate_including_validation_floors():
     assert estimated_seconds(sized, costs) <= 600
     assert estimated_seconds(sized, costs) >= 0.8 * 600 * SAFETY  # and uses most of it
     # Where the run must shrink its sequences to get data in time, its updates get cheaper: the plan counts it.
-    slow = Costs(seconds_per_pool_step=0.01, seconds_per_update=5.0, startup_seconds=10.0, sequence_length=256)
+    slow = Costs(
+        seconds_per_pool_step=0.01, seconds_per_update=5.0, startup_seconds=10.0, sequence_length=256
+    )
     short = apply_sizing(config, size_for_seconds(config, user, slow, 600))
     assert short.run.max_seq_len < 256
     assert 0.8 * 600 * SAFETY <= estimated_seconds(short, slow) <= 600 * SAFETY
