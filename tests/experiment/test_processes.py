@@ -151,8 +151,7 @@ def test_accelerate_launch_two_cpu_processes(tiny_job, tmp_path):
             "amago_core.cli.app",
             "run",
             "-c",
-            str(job),
-            "--quiet",
+            str(job),  # the job is not verbose: stdout holds the JSON summary alone (--quiet would drop it)
         ],
         capture_output=True,
         text=True,
