@@ -103,8 +103,9 @@ def test_amago_run_one_tiny_epoch(tmp_path) -> None:
         "schedule.val_timesteps_per_epoch=7",
         "optim.batch_size=4",
         "logging.plot=false",
+        "logging.verbose=false",  # no progress bars: stdout holds the JSON summary alone
     ]
-    args = ["run", "--env", "cue-recall-short", "--quiet", "--name", "cr"]
+    args = ["run", "--env", "cue-recall-short", "--name", "cr"]
     args += [a for o in overrides for a in ("-o", o)]
     result = CliRunner().invoke(app, args)
     assert result.exit_code == 0, result.output
