@@ -73,3 +73,15 @@ def test_a_memory_shorter_than_the_episode_gets_one_warning_saying_what_to_set()
         warnings.simplefilter("error", ShortMemoryWarning)
         _resolve("tmaze-active", "env.corridor_length=20")  # followed: no warning
         _resolve("metaworld-ml45")  # not a whole-episode memory task: its 256-step window is by design
+
+
+def test_a_window_longer_than_the_followed_files_is_cut_to_them():
+    config = _resolve("xland-local-small", "env.k_episodes=5")  # 5 episodes of 243 steps instead of 15
+    assert config.replay.traj_save_len == 1215
+    assert config.run.max_seq_len == 1215  # the preset's 2048-step window would no longer fit in a file
+
+
+def test_a_longer_trial_moves_the_val_pass_but_not_the_context():
+    config = _resolve("half-cheetah-vel", "env.max_episode_steps=200")
+    assert config.schedule.val_timesteps_per_epoch == 200
+    assert config.run.max_seq_len == 32

@@ -109,6 +109,7 @@ def follow_episode(
                     followed[section]["train_batches_per_epoch"] = max(
                         int(batches > 0), round(batches * scale)
                     )
+    _window_within_files(followed, user, config)
     for slot in SLOT_KEYS:
         component = config.component(slot)
         if component is None or slot == "env":
@@ -122,6 +123,21 @@ def follow_episode(
         own = dict(table) if isinstance(table, Mapping) and _kind(table) == component.kind else {}
         followed[slot] = {**own, "kind": component.kind, **updates}
     return followed
+
+
+def _window_within_files(followed: dict[str, Any], user: Mapping[str, Any], config: ExperimentConfig) -> None:
+    """A context window (kept) longer than the files it is sampled from (shortened) is cut to the files."""
+    run, replay = followed.get("run"), followed.get("replay")
+    window = (
+        run.get("max_seq_len", config.run.max_seq_len) if isinstance(run, Mapping) else config.run.max_seq_len
+    )
+    files = (
+        replay.get("traj_save_len", config.replay.traj_save_len)
+        if isinstance(replay, Mapping)
+        else config.replay.traj_save_len
+    )
+    if window > files and not _is_set(user, "run", "max_seq_len"):
+        followed.setdefault("run", {})["max_seq_len"] = files
 
 
 def warn_if_memory_too_short(config: ExperimentConfig) -> None:

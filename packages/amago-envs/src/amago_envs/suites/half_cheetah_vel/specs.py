@@ -34,6 +34,10 @@ class HalfCheetahVelConfig(EnvSuiteConfig):
     def _known_task(cls, task: str | None) -> str | None:
         return check_task("half_cheetah_vel", task, ())
 
+    def episode_steps(self) -> int:
+        """``max_episode_steps`` (the preset's 32-step context and 192-step files are windows of it)."""
+        return self.max_episode_steps
+
     @model_validator(mode="after")
     def _ordered_range(self) -> HalfCheetahVelConfig:
         if self.task_min_velocity > self.task_max_velocity:

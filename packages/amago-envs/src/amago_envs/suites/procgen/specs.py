@@ -77,6 +77,10 @@ class ProcgenConfig(EnvSuiteConfig):
     def _known_task(cls, task: str | None) -> str | None:
         return check_task("procgen", task, PROCGEN_TASKS)
 
+    def episode_steps(self) -> int:
+        """``horizon``, or the task's (the preset's val pass is five of them; its context is a window)."""
+        return self.horizon or TASK_HORIZONS[self.task or "easy"]
+
     @model_validator(mode="after")
     def _known_games(self) -> ProcgenConfig:
         unknown = sorted((set(self.games or ()) | set(self.reward_scales or ())) - set(ALL_PROCGEN_GAMES))

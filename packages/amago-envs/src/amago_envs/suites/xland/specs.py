@@ -88,6 +88,10 @@ class XLandConfig(EnvSuiteConfig):
     def _known_task(cls, task: str | None) -> str | None:
         return check_task("xland", task, XLAND_TASKS)
 
+    def episode_steps(self) -> int:
+        """``k_episodes`` episodes of ``max_steps`` (xminigrid's 3·grid_size² when unset) on one ruleset."""
+        return self.k_episodes * (self.max_steps or 3 * self.grid_size**2)
+
     @field_validator("view_size")
     @classmethod
     def _odd_view(cls, view_size: int) -> int:
