@@ -127,16 +127,18 @@ def follow_episode(
 
 def _window_within_files(followed: dict[str, Any], user: Mapping[str, Any], config: ExperimentConfig) -> None:
     """A context window (kept) longer than the files it is sampled from (shortened) is cut to the files."""
-    run, replay = followed.get("run"), followed.get("replay")
-    window = (
-        run.get("max_seq_len", config.run.max_seq_len) if isinstance(run, Mapping) else config.run.max_seq_len
-    )
-    files = (
-        replay.get("traj_save_len", config.replay.traj_save_len)
-        if isinstance(replay, Mapping)
-        else config.replay.traj_save_len
-    )
-    if window > files and not _is_set(user, "run", "max_seq_len"):
+    if _is_set(user, "run", "max_seq_len"):
+        return
+
+    def final(section: str, key: str) -> int:
+        for tree in (user, followed):  # the user's value wins, then the followed base layer's
+            table = tree.get(section)
+            if isinstance(table, Mapping) and key in table:
+                return int(table[key])
+        return int(getattr(getattr(config, section), key))
+
+    files = final("replay", "traj_save_len")
+    if final("run", "max_seq_len") > files:
         followed.setdefault("run", {})["max_seq_len"] = files
 
 
