@@ -4,8 +4,8 @@ From every ``docs/**/*.md`` file:
 
 - fenced ``toml`` / ``yaml`` / ``json`` blocks whose first line is ``# file: NAME`` are written to a scratch folder
   (the files the documented commands read);
-- lines of fenced ``bash`` blocks that run ``amago list``, ``amago show``, ``amago config``, ``amago plugins`` or
-  ``amago run ... --dry-run`` are run through Typer's ``CliRunner`` in that folder and must exit 0
+- lines of fenced ``bash`` blocks that run ``amago list``, ``amago show``, ``amago config``, ``amago plugins``,
+  ``amago plugin new`` (into the scratch folder), ``amago --version`` or ``amago run ... --dry-run`` are run through Typer's ``CliRunner`` in that folder and must exit 0
   (leading ``VAR=value`` assignments become the command's environment);
 - fenced ``python`` blocks whose first line is ``# doctest: run`` are executed, in page order, in that folder.
 """
@@ -28,7 +28,14 @@ from amago_core.cli.app import app
 DOCS = Path(__file__).resolve().parents[1] / "docs"
 FENCE = re.compile(r"^```([\w-]*)[^\n]*\n(.*?)^```\s*$", re.MULTILINE | re.DOTALL)
 ENV_ASSIGNMENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*=")
-TESTED_COMMANDS = ("amago list", "amago show", "amago config", "amago plugins")
+TESTED_COMMANDS = (
+    "amago list",
+    "amago show",
+    "amago config",
+    "amago plugins",
+    "amago plugin new",
+    "amago --version",
+)
 FILE_MARKER = re.compile(r"^#\s*file:\s*(\S+)\s*$")
 DOCTEST_MARKER = "# doctest: run"
 
