@@ -8,6 +8,7 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from typing import Annotated
 
 import typer
 
@@ -18,6 +19,10 @@ RUNTIME_ERROR = 1
 """Exit code of a run that failed after it started (a usage error exits 2)."""
 ABORTED = 130
 """Exit code after Ctrl-C (128 + SIGINT), as shells report it."""
+
+
+DebugFlag = Annotated[bool, typer.Option("--debug", help="Full tracebacks instead of one-line errors.")]
+"""Every command's ``--debug`` option."""
 
 
 def debugging(flag: bool = False) -> bool:

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from amago_core.cli.errors import debugging, one_line_errors
+from amago_core.cli.errors import DebugFlag, debugging, one_line_errors
 from amago_core.cli.output import fail, print_json
 from amago_core.cli.run_cmd import cli_flags, experiment_or_fail, fail_on_config_error
 
@@ -49,9 +49,7 @@ def eval_command(
             "--video-format", help="auto (mp4 when imageio-ffmpeg is installed, else gif), mp4 or gif."
         ),
     ] = "auto",
-    debug: Annotated[
-        bool, typer.Option("--debug", help="Full tracebacks instead of one-line errors.")
-    ] = False,
+    debug: DebugFlag = False,
 ) -> None:
     """Evaluate a run's policy (latest weights unless --epoch) and print the metrics as JSON."""
     from pydantic import ValidationError
@@ -171,9 +169,7 @@ def _add_to_training_wandb_run(experiment: Any, run_dir: Path, config: dict[str,
 
 def plot_command(
     run_dir: RunDir,
-    debug: Annotated[
-        bool, typer.Option("--debug", help="Full tracebacks instead of one-line errors.")
-    ] = False,
+    debug: DebugFlag = False,
 ) -> None:
     """Draw learning curves (PNG) from the run's metrics.jsonl into RUN_DIR/plots."""
     from amago_core.experiment.plot import plot_run

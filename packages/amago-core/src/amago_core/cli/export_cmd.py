@@ -11,7 +11,7 @@ from typing import Annotated
 
 import typer
 
-from amago_core.cli.errors import RUNTIME_ERROR, debugging, one_line_errors
+from amago_core.cli.errors import RUNTIME_ERROR, DebugFlag, debugging, one_line_errors
 from amago_core.cli.output import fail
 
 FORMAT_CHOICES = {"torchscript": ["torchscript"], "onnx": ["onnx"], "both": ["torchscript", "onnx"]}
@@ -30,9 +30,7 @@ def export_command(
     n_envs: Annotated[
         int, typer.Option("--n-envs", min=1, help="Envs the exported step takes at once (its batch size).")
     ] = 1,
-    debug: Annotated[
-        bool, typer.Option("--debug", help="Full tracebacks instead of one-line errors.")
-    ] = False,
+    debug: DebugFlag = False,
 ) -> None:
     """Write the policy's step function (obs, rl2, time_idx, memory -> action, memory), checked against the
     eager agent on a recorded rollout, plus policy_step.json describing its inputs and outputs."""

@@ -17,7 +17,7 @@ from typing import Annotated, Any
 import typer
 
 from amago_core.cli.budget import size_run
-from amago_core.cli.errors import debugging, one_line_errors
+from amago_core.cli.errors import DebugFlag, debugging, one_line_errors
 from amago_core.cli.output import fail, print_json
 
 ConfigFiles = Annotated[
@@ -123,9 +123,7 @@ def run_command(
         typer.Option("--smoke", help="A tiny end-to-end run of the same env and components (seconds)."),
     ] = False,
     quiet: Annotated[bool, typer.Option("--quiet", help="No progress bars, notes or summary.")] = False,
-    debug: Annotated[
-        bool, typer.Option("--debug", help="Full tracebacks instead of one-line errors.")
-    ] = False,
+    debug: DebugFlag = False,
 ) -> None:
     """Train an agent: compose env, encoders, agent and exploration from the installed plugins.
 
