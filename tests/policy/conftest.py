@@ -11,13 +11,26 @@ import pytest
 TRAJ_ENCODERS: dict[str, dict[str, Any]] = {
     "ff": {"kind": "ff", "d_model": 32, "n_layers": 1},
     "rnn": {"kind": "rnn", "d_hidden": 32, "d_output": 32, "n_layers": 1},
-    # Two layers and a context of 4 (max_seq_len) under 12-step rollouts: the KV cache wraps around.
+    # Two layers and a context of 4 (max_seq_len): a 4-step episode fills the KV cache exactly.
     "transformer": {"kind": "transformer", "d_model": 32, "n_heads": 2, "d_ff": 64, "n_layers": 2},
+    # A context of 2 (MAX_SEQ_LEN below) under 4-step episodes: the KV cache wraps around twice per episode.
+    # Without σReparam, whose no-grad weight cache torch.export cannot follow, so that ONNX exports too.
+    "transformer-wrap": {
+        "kind": "transformer",
+        "d_model": 32,
+        "n_heads": 2,
+        "d_ff": 64,
+        "n_layers": 2,
+        "pos_emb": "rope",
+        "sigma_reparam": False,
+    },
     "mamba": {"kind": "mamba", "d_model": 32, "n_layers": 1},
 }
+MAX_SEQ_LEN = {"transformer-wrap": 2}
+"""``run.max_seq_len`` of the runs that do not use the default of 4."""
 
 
-def tiny_job(traj_encoder: dict[str, Any], base: Path, name: str) -> dict[str, Any]:
+def tiny_job(traj_encoder: dict[str, Any], base: Path, name: str, max_seq_len: int = 4) -> dict[str, Any]:
     """Two epochs of T-Maze (corridor 3, episodes of 4 steps) with tiny networks."""
     return {
         "env": {"id": "tmaze-passive", "corridor_length": 3},
@@ -30,7 +43,7 @@ def tiny_job(traj_encoder: dict[str, Any], base: Path, name: str) -> dict[str, A
         },
         "traj_encoder": traj_encoder,
         "agent": {"kind": "agent", "reward_multiplier": 100.0},
-        "run": {"max_seq_len": 4, "seed": 3, "ckpt_base_dir": str(base), "name": name},
+        "run": {"max_seq_len": max_seq_len, "seed": 3, "ckpt_base_dir": str(base), "name": name},
         "replay": {"traj_save_len": 4},
         "rollout": {"parallel_actors": 2},
         "schedule": {
@@ -55,7 +68,9 @@ def trained_run(tmp_path_factory) -> Callable[[str], Path]:
 
     def run_for(encoder: str) -> Path:
         if encoder not in made:
-            experiment = Experiment(tiny_job(TRAJ_ENCODERS[encoder], base, encoder))
+            experiment = Experiment(
+                tiny_job(TRAJ_ENCODERS[encoder], base, encoder, MAX_SEQ_LEN.get(encoder, 4))
+            )
             experiment.start()
             try:
                 experiment.learn()

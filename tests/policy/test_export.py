@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 
 import numpy as np
 import pytest
@@ -12,8 +13,14 @@ from typer.testing import CliRunner
 from amago_core.cli.app import app
 from amago_core.policy import export as export_module
 from amago_core.policy import export_policy, load_policy
+from amago_core.policy import recorded as recorded_module
 from amago_core.policy.memory import MemoryLayout
 from amago_envs.suites.tmaze import TMaze
+from amago_nets import traj_transformer
+from amago_nets.base import dones_as_mask
+from amago_nets.kv_cache import KVCache
+
+KV_CACHE_MEMORY = ["memory.keys", "memory.values", "memory.lengths", "memory.envs", "memory.rows"]
 
 EPISODES = 3
 
@@ -65,7 +72,7 @@ def exported_actions(manifest, run_step):
 
 
 @pytest.mark.filterwarnings("ignore::FutureWarning")  # torch marks TorchScript deprecated
-@pytest.mark.parametrize("encoder", ["ff", "rnn", "mamba"])
+@pytest.mark.parametrize("encoder", ["ff", "rnn", "mamba", "transformer", "transformer-wrap"])
 def test_torchscript_steps_like_the_loaded_policy(encoder, trained_run, tmp_path):
     report = export_policy(trained_run(encoder), tmp_path, formats=["torchscript"])
     (result,) = report.results
@@ -83,13 +90,16 @@ def test_torchscript_steps_like_the_loaded_policy(encoder, trained_run, tmp_path
         "ff": [],
         "rnn": ["memory"],
         "mamba": ["memory.conv", "memory.ssm"],
+        "transformer": KV_CACHE_MEMORY,
+        "transformer-wrap": KV_CACHE_MEMORY,
     }[encoder]
 
 
-def test_onnx_runs_in_onnxruntime_like_the_loaded_policy(trained_run, tmp_path):
+@pytest.mark.parametrize("encoder", ["rnn", "transformer", "transformer-wrap"])
+def test_onnx_runs_in_onnxruntime_like_the_loaded_policy(encoder, trained_run, tmp_path):
     import onnxruntime
 
-    report = export_policy(trained_run("rnn"), tmp_path, formats=["onnx"])
+    report = export_policy(trained_run(encoder), tmp_path, formats=["onnx"])
     (result,) = report.results
     assert result.error is None
     assert result.path.name == "policy_step.onnx"
@@ -100,7 +110,34 @@ def test_onnx_runs_in_onnxruntime_like_the_loaded_policy(trained_run, tmp_path):
     def run_step(inputs):
         return session.run(None, dict(zip(names, inputs, strict=True)))
 
-    assert exported_actions(manifest, run_step) == loaded_policy_actions(trained_run("rnn"))
+    assert exported_actions(manifest, run_step) == loaded_policy_actions(trained_run(encoder))
+
+
+@pytest.mark.filterwarnings("ignore::FutureWarning")
+def test_a_transformer_steps_envs_at_different_lengths(trained_run, tmp_path, monkeypatch):
+    # Made-up episodes of 1-12 steps: the envs restart at different times and wrap the 2-slot cache unevenly.
+    monkeypatch.setattr(recorded_module._SuiteEnvs, "open", classmethod(lambda cls, *args: None))
+    report = export_policy(trained_run("transformer-wrap"), tmp_path, n_envs=4)
+    assert report.checked_on.startswith("64 steps of 4 made-up env(s)")
+    assert [result.error for result in report.results] == [None, None]
+    assert all(result.max_abs_diff <= export_module.TOLERANCE for result in report.results)
+    manifest = json.loads(report.manifest.read_text())
+    keys = manifest["memory"][0]
+    assert (keys["name"], keys["shape"], keys["env_dim"]) == ("memory.keys", [2, 4, 2, 2, 16], 1)
+
+
+@pytest.mark.filterwarnings("ignore::FutureWarning")
+def test_restarted_cache_rows_hold_no_stale_steps(trained_run, tmp_path, monkeypatch):
+    # A reset that only masks the restarted rows' old steps: still correct actions, but the exported step
+    # (which restarts an env with a fresh cache row) then disagrees on the memory after the first restart.
+    def reset_masking_only(self, dones):
+        return replace(
+            self, lengths=self.lengths.masked_fill(dones_as_mask(dones, self.batch_size, "cpu"), 0)
+        )
+
+    monkeypatch.setattr(KVCache, "reset", reset_masking_only)
+    (result,) = export_policy(trained_run("transformer"), tmp_path, formats=["torchscript"]).results
+    assert "differs from the eager agent at recorded step 4" in result.error
 
 
 @pytest.mark.filterwarnings("ignore::FutureWarning")
@@ -124,12 +161,18 @@ def test_a_file_that_differs_from_the_eager_agent_is_not_kept(trained_run, tmp_p
     assert list(tmp_path.iterdir()) == []
 
 
-def test_the_transformer_cache_cannot_be_traced_and_says_why(trained_run, tmp_path):
-    report = export_policy(trained_run("transformer"), tmp_path)
+def test_a_step_that_branches_on_tensor_values_is_refused_in_one_line(trained_run, tmp_path, monkeypatch):
+    # The Transformer's eager step, which plans its row groups from the cache lengths in Python, even when traced
+    # (with one env torch.export follows it symbolically: two envs need a decision between their lengths).
+    monkeypatch.setattr(traj_transformer, "capturing_graph", lambda: False)
+    report = export_policy(trained_run("transformer-wrap"), tmp_path, n_envs=2)
     torchscript, onnx = report.results
-    assert "row_groups.py" in torchscript.error
+    assert "differs from the eager agent" in torchscript.error
+    assert "(row_groups.py:" in torchscript.error
     assert "traced graph cannot follow" in torchscript.error
     assert "ONNX exporter cannot follow the rollout step of traj encoder 'transformer'" in onnx.error
+    assert " at row_groups.py:" in onnx.error
+    assert "\n" not in torchscript.error + onnx.error
     assert list(tmp_path.iterdir()) == []
 
 

@@ -25,8 +25,14 @@ class KVCache:
     envs advance together, so only resets change the order: a reset env takes one of the last rows and the
     rows behind it move up (copying only their valid slots).
 
+    A reset zeroes the rows it gives to restarted envs. Stale slots are masked and never read, but with rows
+    kept in env order (``sort_rows`` off) a restarted env's row then equals a fresh cache's, which is what an
+    exported step (which restarts an env by putting a fresh cache row in place) reproduces.
+
     Like :meth:`write`, :meth:`reset` works in place on ``keys`` and ``values``: use only the cache it
-    returns.
+    returns. :meth:`written_layer`, :meth:`valid_slots` and :meth:`with_layers` are the fixed-shape twins
+    of the step's cache reads and writes, for a step that is traced or exported (see
+    ``TransformerTrajEncoder``): they change nothing in place and make no Python decision from tensor values.
 
     Attributes:
         keys: (n_layers, B, context, n_heads, head_dim) indexed by cache row, or (n_layers, B, n_heads,
@@ -116,6 +122,15 @@ class KVCache:
         """Reorders a tensor with one entry per cache row (dim 0) back into env order."""
         return per_row.index_select(0, self.rows)
 
+    def to_rows(self, per_env: torch.Tensor) -> torch.Tensor:
+        """:meth:`by_row` that reads ``envs`` only when rows are sorted (otherwise rows are in env order), so
+        a graph stepping a cache with unsorted rows does not depend on the ``envs`` it is given."""
+        return self.by_row(per_env) if self.sort_rows else per_env
+
+    def to_envs(self, per_row: torch.Tensor) -> torch.Tensor:
+        """:meth:`by_env` that reads ``rows`` only when rows are sorted (see :meth:`to_rows`)."""
+        return self.by_env(per_row) if self.sort_rows else per_row
+
     def write(self, layer: int, key: torch.Tensor, value: torch.Tensor) -> None:
         """Stores one step's (B, 1, H, d) key and value of ``layer``, given in cache-row order (in place)."""
         rows = torch.arange(self.batch_size, device=self.keys.device)
@@ -127,16 +142,46 @@ class KVCache:
         """The cache after every env's step has been written by all layers."""
         return replace(self, lengths=self.lengths + 1)
 
+    def valid_slots(self) -> torch.Tensor:
+        """(B, context) bool by cache row, True at the slots that hold the row's steps once its next step is
+        written: the first ``valid_after_write`` slots (every slot once the row has wrapped)."""
+        slots = torch.arange(self.context, device=self.lengths.device)
+        return slots[None, :] < self.to_rows(self.valid_after_write())[:, None]
+
+    def written_layer(
+        self, layer: int, key: torch.Tensor, value: torch.Tensor
+    ) -> tuple[torch.Tensor, torch.Tensor]:
+        """``layer``'s keys and values with one step's (B, 1, H, d) key and value (cache-row order) stored at
+        each row's write slot, as new (B, ...) tensors in the storage layout: what :meth:`write` does in
+        place, as a select, so that a traced or exported graph holds it as data flow."""
+        slots = torch.arange(self.context, device=self.lengths.device)
+        at_slot = slots[None, :] == self.to_rows(self.write_slots())[:, None]  # (B, context)
+        if self.heads_first:
+            at_slot = at_slot[:, None, :, None]
+            key, value = key.transpose(1, 2), value.transpose(1, 2)
+        else:
+            at_slot = at_slot[:, :, None, None]
+        keys = torch.where(at_slot, key.to(self.keys.dtype), self.keys[layer])
+        values = torch.where(at_slot, value.to(self.values.dtype), self.values[layer])
+        return keys, values
+
+    def with_layers(self, keys: list[torch.Tensor], values: list[torch.Tensor]) -> KVCache:
+        """The cache after a step whose every layer's storage came from :meth:`written_layer`."""
+        return replace(self, keys=torch.stack(keys), values=torch.stack(values), lengths=self.lengths + 1)
+
     def reset(self, dones: np.ndarray | torch.Tensor) -> KVCache:
-        """Envs where ``dones`` is True start over: their stale slots are masked out, not cleared.
+        """Envs where ``dones`` is True start over, each in a zeroed row.
 
         With ``sort_rows``, reset envs move to the last rows and the kept rows behind their old ones move up.
         A reset env (length 0) is the shortest, and kept envs all advance together, so rows stay sorted
-        longest first.
+        longest first. A kept row that moved holds stale (masked) slots beyond its length.
         """
         done = dones_as_mask(dones, self.batch_size, self.lengths.device)
         lengths = self.lengths.masked_fill(done, 0)
         if not self.sort_rows:
+            restarted = self.rows[done]
+            for storage in (self.keys, self.values):
+                storage[:, restarted] = 0
             return replace(self, lengths=lengths)
         row_done = self.by_row(done)
         kept = torch.nonzero(~row_done).flatten()
@@ -155,6 +200,9 @@ class KVCache:
                 # Advanced indexing gathers into a new tensor first, so overlapping source and target is safe.
                 for storage in (self._slots_first(self.keys), self._slots_first(self.values)):
                     storage[:, first:n_kept, :used] = storage[:, moved, :used]
+        # Resets are rare (one per episode), so clearing whole rows costs nothing measurable per step.
+        for storage in (self.keys, self.values):
+            storage[:, n_kept:] = 0
         envs = torch.cat((self.envs.index_select(0, kept), self.envs[row_done]))
         rows = torch.empty_like(self.rows)
         rows[envs] = torch.arange(self.batch_size, device=rows.device)

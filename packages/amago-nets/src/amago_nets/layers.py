@@ -216,8 +216,9 @@ class SigmaReparamLinear(nn.Module):
             with torch.no_grad():
                 self.v.copy_(F.normalize(self.weight.t() @ self.u, dim=0))
                 self.u.copy_(F.normalize(self.weight @ self.v, dim=0))
-        elif not torch.is_grad_enabled():
-            # Rollouts run the same weights for many steps: build W_hat once until any input changes.
+        elif not torch.is_grad_enabled() and not torch.compiler.is_exporting():
+            # Rollouts run the same weights for many steps: build W_hat once until any input changes. (Not
+            # while torch.export captures a graph: its fake tensors have no data pointers to key the cache on.)
             key = self._state_key()
             if self._eval_weight is None or key != self._eval_key:
                 sigma = torch.einsum("o,oi,i->", self.u, self.weight, self.v)

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import contextlib
+from collections.abc import Iterator
 from typing import cast
 
 import numpy as np
 import torch
+import torch.nn.functional as F
 from torch import nn
 
 from amago_nets.attention import attend_cached, attend_window, resolve_backend
@@ -84,6 +87,28 @@ class SelfAttention(nn.Module):
         )
         return self._merge(heads)
 
+    def fixed_shape_step(
+        self, x: torch.Tensor, time_idxs: torch.Tensor, cache: KVCache, layer: int, valid_slots: torch.Tensor
+    ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+        """:meth:`step` for a traced or exported graph: one masked attention over every row's whole cache.
+
+        Returns the output and ``layer``'s new keys and values (storage layout); the cache is not changed.
+        ``valid_slots`` is :meth:`KVCache.valid_slots`; inputs are in cache-row order.
+        """
+        q, k, v = self._project(x, time_idxs)
+        keys, values = cache.written_layer(layer, k, v)
+        # sdpa takes (B, H, slots, d): the heads-first storage as it is, the slots-first one transposed.
+        key_heads, value_heads = (
+            (keys, values) if cache.heads_first else (keys.transpose(1, 2), values.transpose(1, 2))
+        )
+        heads = F.scaled_dot_product_attention(
+            q.transpose(1, 2),
+            key_heads.to(q.dtype),
+            value_heads.to(q.dtype),
+            attn_mask=valid_slots[:, None, None, :],
+        )
+        return self._merge(heads.transpose(1, 2)), keys, values
+
 
 class TransformerLayer(nn.Module):
     """Pre-norm layer with optional NormFormer norms.
@@ -128,6 +153,26 @@ class TransformerLayer(nn.Module):
         x = x + self.norm2(self.attention.step(self.norm1(x), time_idxs, cache, layer, valid, groups))
         return self._feed_forward(x)
 
+    def fixed_shape_step(
+        self, x: torch.Tensor, time_idxs: torch.Tensor, cache: KVCache, layer: int, valid_slots: torch.Tensor
+    ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+        """:meth:`step` for a traced or exported graph; also returns ``layer``'s new keys and values."""
+        attended, keys, values = self.attention.fixed_shape_step(
+            self.norm1(x), time_idxs, cache, layer, valid_slots
+        )
+        return self._feed_forward(x + self.norm2(attended)), keys, values
+
+
+def capturing_graph() -> bool:
+    """Whether the running code is being traced (``torch.jit.trace``) or exported (``torch.export``): a graph
+    then records one path through it, so steps must not branch on tensor values.
+
+    torch's ONNX exporters capture through one of the two (``dynamo=True`` through ``torch.export``, the
+    older one through tracing). ``torch.onnx.is_in_onnx_export()`` is not asked: it imports on every call,
+    about 1 us, which every eager rollout step would pay.
+    """
+    return torch.jit.is_tracing() or torch.compiler.is_exporting()
+
 
 class TransformerTrajEncoder(TrajEncoder):
     """Linear input + absolute-time positions → dropout → Transformer layers → final norm.
@@ -141,6 +186,12 @@ class TransformerTrajEncoder(TrajEncoder):
     the cache keeps its rows sorted by length, and a step attends over each run of similar rows only up to
     its own longest row (:mod:`amago_nets.row_groups`), so envs at mixed lengths cost less than if all were
     at the longest length.
+
+    Planning those runs reads the lengths in Python, which a traced or exported graph cannot follow. While a
+    graph is being captured (:func:`capturing_graph`), a step instead attends over every row's whole cache
+    with the slots beyond each row's length masked, and writes the cache by a select on the write slots: fixed
+    shapes, the same outputs and cache, including once a row has wrapped around its ``context`` slots. An
+    exporter also opens :meth:`exportable_memory`, so that restarting an env means replacing its cache row.
     """
 
     config: TransformerTrajEncoderConfig  # never None here: __init__ falls back to the defaults
@@ -163,6 +214,8 @@ class TransformerTrajEncoder(TrajEncoder):
         self.dropout_emb = nn.Dropout(config.dropout_emb)
         self.layers = nn.ModuleList(TransformerLayer(config) for _ in range(config.n_layers))
         self.out_norm = normalization(config.norm, config.d_model)
+        # New caches keep their rows in env order while an exporter has :meth:`exportable_memory` open.
+        self.rows_in_env_order = False
 
     @property
     def emb_dim(self) -> int:
@@ -188,9 +241,25 @@ class TransformerTrajEncoder(TrajEncoder):
             dtype=self._cache_dtype(device),
             # flash-attn reads each row only up to its own length, so keeping rows sorted would not pay,
             # and it needs the slots-first layout.
-            sort_rows=not flash,
+            sort_rows=not flash and not self.rows_in_env_order,
             heads_first=not flash,
         )
+
+    @contextlib.contextmanager
+    def exportable_memory(self) -> Iterator[None]:
+        """While open, new caches keep their rows in env order (rows are not sorted by length at resets).
+
+        An exported step restarts an env by putting a fresh cache row (zeros) in place of the env's own
+        (``amago_core.policy.memory.MemoryLayout.restart_rows``), which is what a reset does to a cache whose
+        rows stay in env order; with sorted rows a reset moves other envs' rows too. Eager steps over such a
+        cache give the same outputs (their row groups, planned over unsorted rows, may read more slots).
+        """
+        before = self.rows_in_env_order
+        self.rows_in_env_order = True
+        try:
+            yield
+        finally:
+            self.rows_in_env_order = before
 
     def reset_hidden_state(
         self, hidden_state: KVCache | None, dones: np.ndarray | torch.Tensor
@@ -231,13 +300,15 @@ class TransformerTrajEncoder(TrajEncoder):
                 x = layer(x, time_idxs, self.context, real)
             x = self.out_norm(x)
             return (x if real is None else real.put(x)), None
-        x = self._embed(seq, time_idxs)
         if seq.shape[1] != 1:
             msg = (
                 f"TransformerTrajEncoder: a KV cache advances one step at a time, got L={seq.shape[1]}; "
                 "pass hidden_state=None for a whole window, or feed rollout steps one by one."
             )
             raise ValueError(msg)
+        if capturing_graph():
+            return self.fixed_shape_step(seq, time_idxs, hidden_state)
+        x = self._embed(seq, time_idxs)
         # The layers work in cache-row order, where rows of similar length are neighbours; every layer reads
         # the same slots, so the runs of rows are planned once per step, not per layer (flash-attn stops at
         # each row's own length by itself and needs none).
@@ -249,3 +320,22 @@ class TransformerTrajEncoder(TrajEncoder):
         for index, layer in enumerate(self.layers):
             x = cast(TransformerLayer, layer).step(x, time_idxs, hidden_state, index, valid, groups)
         return hidden_state.by_env(self.out_norm(x)), hidden_state.advanced()
+
+    def fixed_shape_step(
+        self, seq: torch.Tensor, time_idxs: torch.Tensor, cache: KVCache
+    ) -> tuple[torch.Tensor, KVCache]:
+        """One rollout step (``seq`` (B, 1, tstep_dim)) with fixed shapes and no Python decision from tensor
+        values: what ``forward`` runs while a graph is captured (see the class). Returns new cache tensors
+        rather than writing ``cache`` in place."""
+        x = self._embed(seq, time_idxs)
+        x, time_idxs = cache.to_rows(x), cache.to_rows(time_idxs)
+        valid_slots = cache.valid_slots()
+        keys, values = [], []
+        for index, layer in enumerate(self.layers):
+            x, layer_keys, layer_values = cast(TransformerLayer, layer).fixed_shape_step(
+                x, time_idxs, cache, index, valid_slots
+            )
+            keys.append(layer_keys)
+            values.append(layer_values)
+        x = self.out_norm(x)
+        return cache.to_envs(x), cache.with_layers(keys, values)

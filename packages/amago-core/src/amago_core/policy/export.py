@@ -19,8 +19,16 @@ spaces, and how each file compared with the eager agent. Every file is checked b
 stepped through a short recorded rollout and must reproduce the eager agent's actions and memory.
 
 Tracing records one path through the code: an encoder whose rollout step makes Python decisions from tensor
-values (the Transformer's KV cache groups its rows by their lengths each step) cannot be captured this way, and
-its check fails with a message saying so.
+values cannot be captured this way, and its check fails with a message saying so. An encoder can offer a
+graph-friendly step of its own: amago's Transformer, whose eager step groups its KV cache rows by their lengths
+in Python, attends over its whole fixed-size cache with a length mask while ``torch.jit.is_tracing()`` /
+``torch.compiler.is_exporting()`` is True.
+
+A module of the agent with an ``exportable_memory()`` method (a context manager; :data:`EXPORTABLE_MEMORY`) has
+it open for the whole export, recording included. Inside it, the memory it makes must restart an env exactly
+as :meth:`~amago_core.policy.memory.MemoryLayout.restart_rows` does inside the exported step: the env's entries
+along the env dim replaced by a fresh memory's (the Transformer then keeps its cache rows in env order, where
+a reset zeroes the env's own row, instead of sorting rows by length).
 """
 
 from __future__ import annotations
@@ -31,7 +39,10 @@ import io
 import logging
 import os
 import re
+import sys
+import sysconfig
 import tempfile
+import traceback
 import warnings
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
@@ -60,6 +71,8 @@ ONNX_MODULES = ("onnx", "onnxscript", "onnxruntime")
 TOLERANCE = 1e-4
 """Largest difference from the eager agent an exported file may show (absolute, plus this times the value)."""
 DEFAULT_CHECK_STEPS = 64
+EXPORTABLE_MEMORY = "exportable_memory"
+"""Method (a context manager) a module of the agent may have: open during an export (see the module docstring)."""
 
 
 class ExportError(RuntimeError):
@@ -265,7 +278,7 @@ def _tracing_hint(caught: Sequence[warnings.WarningMessage], encoder: str) -> st
                 return (
                     f" Traj encoder {encoder!r} turns tensors into Python values in its rollout step "
                     f"({Path(warning.filename).name}:{warning.lineno}), which a traced graph cannot follow; "
-                    "export a run whose memory is ff, rnn or mamba."
+                    "export a run whose memory is ff, rnn, mamba or transformer."
                 )
     return ""
 
@@ -274,12 +287,57 @@ def _tracing_hint(caught: Sequence[warnings.WarningMessage], encoder: str) -> st
 _SENTENCE_END = re.compile(r"(?:(?<=[a-z]{2})|(?<=\)))\. (?=[A-Z])")
 
 
+# Packages whose frames are the exporters' machinery rather than the model's code.
+_EXPORTER_PACKAGES = ("torch", "onnx", "onnxscript", "onnxruntime")
+
+
 def _root_cause(exc: BaseException) -> str:
-    """The first sentence of the innermost chained exception, with its type."""
+    """The first sentence of the innermost chained exception, with its type and where the model's code raised
+    it (the innermost frame outside the exporters and the standard library)."""
     while exc.__cause__ is not None:
         exc = exc.__cause__
     first = _SENTENCE_END.split((str(exc).strip().splitlines() or [""])[0])[0]
-    return f"{type(exc).__name__}: {first[:200]}"
+    return f"{type(exc).__name__}{_model_frame(exc)}: {first[:200]}"
+
+
+def _model_frame(exc: BaseException) -> str:
+    """`` at FILE:LINE in FUNCTION`` of the innermost frame of ``exc``'s traceback in the model's code, or ''."""
+    paths = sysconfig.get_paths()
+    installed = [
+        Path(paths["purelib"]),
+        Path(paths["platlib"]),
+    ]  # may lie inside the standard library's folder
+    exporters = [
+        Path(module.__file__).parent
+        for module in map(sys.modules.get, _EXPORTER_PACKAGES)
+        if module is not None and module.__file__ is not None
+    ]
+
+    def in_model(filename: str) -> bool:
+        path = Path(filename)
+        if any(path.is_relative_to(folder) for folder in exporters):
+            return False
+        return not path.is_relative_to(paths["stdlib"]) or any(path.is_relative_to(p) for p in installed)
+
+    frames = [frame for frame in traceback.extract_tb(exc.__traceback__) if in_model(frame.filename)]
+    if not frames:
+        return ""
+    # Comprehensions and lambdas are named after the function around them.
+    named = next(
+        (frame.name for frame in reversed(frames) if not frame.name.startswith("<")), frames[-1].name
+    )
+    return f" at {Path(frames[-1].filename).name}:{frames[-1].lineno} in {named}"
+
+
+@contextlib.contextmanager
+def _exportable_memory(agent: torch.nn.Module) -> Iterator[None]:
+    """Opens :data:`EXPORTABLE_MEMORY` of every module of ``agent`` that has one."""
+    with contextlib.ExitStack() as stack:
+        for module in agent.modules():
+            hook = getattr(module, EXPORTABLE_MEMORY, None)
+            if callable(hook):
+                stack.enter_context(hook())
+        yield
 
 
 def _temp_path(out_dir: Path, final: Path) -> Path:
@@ -455,24 +513,25 @@ def export_policy(
     loaded = load_run(run_dir, epoch, device="cpu", registries=registries)
     out = Path(out_dir) if out_dir is not None else loaded.run_dir / "export"
     out.mkdir(parents=True, exist_ok=True)
-    layout = MemoryLayout.of(loaded.agent, n_envs)
-    step = PolicyStep(loaded.agent, list(loaded.spaces.obs_space.spaces), layout).eval()
-    # Frozen weights: a file's outputs then never carry autograd history, whoever calls it and however.
-    step.requires_grad_(False)
-    recorded = record_steps(loaded, layout, registries, n_envs=n_envs, steps=check_steps)
-    signature = _Signature.of(step, recorded)
-    encoder = loaded.kind("traj_encoder")
-    results = []
-    for name in dict.fromkeys(formats):
-        path = out / FILE_NAMES[name]
-        try:
-            worst = WRITERS[name](step, signature, recorded, path, encoder)
-        except ExportError as exc:
-            results.append(ExportResult(name, None, error=str(exc)))
-            continue
-        results.append(ExportResult(name, path, steps_checked=len(recorded), max_abs_diff=worst))
-    manifest = None
-    if any(result.path is not None for result in results):
-        manifest = out / MANIFEST_NAME
-        atomic_write_json(manifest, _manifest(loaded, step, signature, results, recorded.source))
+    with _exportable_memory(loaded.agent):
+        layout = MemoryLayout.of(loaded.agent, n_envs)
+        step = PolicyStep(loaded.agent, list(loaded.spaces.obs_space.spaces), layout).eval()
+        # Frozen weights: a file's outputs then never carry autograd history, whoever calls it and however.
+        step.requires_grad_(False)
+        recorded = record_steps(loaded, layout, registries, n_envs=n_envs, steps=check_steps)
+        signature = _Signature.of(step, recorded)
+        encoder = loaded.kind("traj_encoder")
+        results = []
+        for name in dict.fromkeys(formats):
+            path = out / FILE_NAMES[name]
+            try:
+                worst = WRITERS[name](step, signature, recorded, path, encoder)
+            except ExportError as exc:
+                results.append(ExportResult(name, None, error=str(exc)))
+                continue
+            results.append(ExportResult(name, path, steps_checked=len(recorded), max_abs_diff=worst))
+        manifest = None
+        if any(result.path is not None for result in results):
+            manifest = out / MANIFEST_NAME
+            atomic_write_json(manifest, _manifest(loaded, step, signature, results, recorded.source))
     return ExportReport(out_dir=out, manifest=manifest, results=results, checked_on=recorded.source)
