@@ -20,7 +20,8 @@ from amago_core.experiment.interaction import InteractionMixin
 from amago_core.experiment.logger import RunLogger
 from amago_core.experiment.processes import default_torch_threads
 from amago_core.experiment.provenance import run_record, summary_lines
-from amago_core.experiment.run_dir import atomic_write_json
+from amago_core.experiment.run_dir import RunPaths, atomic_write_json
+from amago_core.experiment.shared_run import agree_on_config, check_shared_folders
 from amago_core.experiment.training import items_per_epoch
 from amago_core.policy.spaces import PolicySpaces
 
@@ -67,6 +68,8 @@ class SetupMixin(InteractionMixin):
             kwargs_handlers=[DistributedDataParallelKwargs(find_unused_parameters=True)],
         )
         seed = self._agree_on_seed()
+        if self.accelerator.num_processes > 1:
+            self._agree_on_run()
         set_seed(seed + self.accelerator.process_index)
         if self.config.run.deterministic:
             # cuBLAS needs a fixed workspace to be deterministic; it must be set before its first use.
@@ -108,6 +111,15 @@ class SetupMixin(InteractionMixin):
             )
         return seed
 
+    def _agree_on_run(self) -> None:
+        """Several processes: one config (the main process's run name) and run folders they all share."""
+        self.config = agree_on_config(self._accelerator, self.config)
+        self.paths = RunPaths(Path(self.config.run.ckpt_base_dir), str(self.config.run.name))
+        folders = self._folders_start_may_create()
+        if self.dataset is not None or self.evaluation_only:
+            folders = folders[:1]  # no default buffer is built: only the run folder is written
+        check_shared_folders(self._accelerator, list(dict.fromkeys(folders)))
+
     def init_dsets(self) -> RLDataset:
         """Configures the dataset (creating the default disk buffer if none was given)."""
         replay, run = self.config.replay, self.config.run
@@ -117,7 +129,7 @@ class SetupMixin(InteractionMixin):
                 dset_name=replay.dset_name or str(run.name),
                 dset_max_size=replay.dset_max_size,
                 dset_min_size=replay.dset_min_size,
-                seed=run.seed,
+                seed=_sampling_seed(run.seed, self._accelerator.process_index),
                 # .traj files are pickles: read only when this run writes that format itself.
                 allow_pickle_files=replay.save_trajs_as == "traj",
             )
@@ -225,6 +237,15 @@ class SetupMixin(InteractionMixin):
             data=self.dataset.get_description() if self.dataset is not None else "(evaluation only)",
         )
         tqdm.write("\n".join(lines))
+
+
+def _sampling_seed(seed: int | None, process: int) -> int | None:
+    """The replay sampler's seed in one process: the run's seed in the main process, a stream of its own in
+    every other (seeded alike, every process would draw the very same windows, and data parallelism would
+    average one batch's gradient N times instead of N batches')."""
+    if seed is None or process == 0:
+        return seed
+    return int(np.random.SeedSequence([seed, process]).generate_state(1)[0])
 
 
 def _remove_empty_dirs(root: Path) -> None:
