@@ -246,3 +246,23 @@ def test_mixture_smooths_a_late_start(tmp_path):
     for _ in range(5):
         weights.append(mix.on_end_of_collection()["online Current Sample Weight"])
     np.testing.assert_allclose(weights, [0.0, 0.4, 0.6, 0.8, 0.8, 0.8])
+
+
+def test_each_data_parallel_process_samples_its_own_stream(tmp_path):
+    def build(process: int) -> MixtureOfDatasets:
+        a = DiskTrajDataset(dset_root=tmp_path, dset_name="a", dset_max_size=10, seed=5)
+        b = DoNothingDataset(dset_name="b", seed=6)  # a mixture takes new files into one member only
+        mixture = MixtureOfDatasets([a, b], sampling_weights=[0.5, 0.5], seed=7)
+        mixture.seed_for_process(process)
+        mixture.seed_for_process(process)  # again (a restart of setup): the same stream, not a new one
+        return mixture
+
+    main, other = build(0), build(1)
+    assert [main.seed, *(d.seed for d in main.datasets)] == [7, 5, 6]  # one process samples as before
+    assert all(s not in (5, 6, 7) for s in [other.seed, *(d.seed for d in other.datasets)])
+    assert build(1).seed == other.seed
+    draws = [[int(m.rng.integers(1 << 30)) for _ in range(4)] for m in (main, other)]
+    assert draws[0] != draws[1]
+    unseeded = DiskTrajDataset(dset_root=tmp_path, dset_name="c", dset_max_size=10)
+    unseeded.seed_for_process(3)
+    assert unseeded.seed is None

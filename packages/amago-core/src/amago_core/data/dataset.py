@@ -64,7 +64,7 @@ class RLDataset(ABC):
         self.padded_sampling: PaddedSampling = "none"
         self.has_edit_rights = True
         self._rng: np.random.Generator | None = None
-        self._rng_key: tuple[int, int | None] | None = None
+        self._rng_key: tuple[int, int | None, int | None] | None = None
 
     def configure(
         self,
@@ -94,10 +94,21 @@ class RLDataset(ABC):
         """True once :meth:`configure` ran."""
         return self.items_per_epoch is not None
 
+    def seed_for_process(self, process: int) -> None:
+        """Gives data-parallel process ``process`` a sampling stream of its own, derived from :attr:`seed`.
+
+        Every process of a run builds its dataset alike; seeded alike, they would all draw the very same windows
+        and data parallelism would average one batch's gradient N times instead of N batches'. Process 0 keeps
+        the seed, so a one-process run samples as before. Unseeded datasets already differ per process.
+        """
+        given = self.__dict__.setdefault("_seed_before_split", self.seed)  # calling again derives the same
+        if given is not None and process > 0:
+            self.seed = int(np.random.SeedSequence([given, process]).generate_state(1)[0])
+
     @property
     def rng(self) -> np.random.Generator:
         """This process's (and dataloader worker's) random generator."""
-        key = _worker_seed_key()
+        key = (*_worker_seed_key(), self.seed)
         if self._rng is None or key != self._rng_key:
             if self.seed is None:
                 self._rng = np.random.default_rng()

@@ -64,6 +64,12 @@ class MixtureOfDatasets(RLDataset):
         self.ready_since: list[int | None] = [None] * len(self.datasets)
         self.current_weights = np.zeros(len(self.datasets))
 
+    def seed_for_process(self, process: int) -> None:
+        """The mixture's own choice of dataset and every member's sampling get a stream per process."""
+        super().seed_for_process(process)
+        for dataset in self.datasets:
+            dataset.seed_for_process(process)
+
     def configure(
         self,
         items_per_epoch: int,

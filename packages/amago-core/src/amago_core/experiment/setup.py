@@ -129,10 +129,11 @@ class SetupMixin(InteractionMixin):
                 dset_name=replay.dset_name or str(run.name),
                 dset_max_size=replay.dset_max_size,
                 dset_min_size=replay.dset_min_size,
-                seed=_sampling_seed(run.seed, self._accelerator.process_index),
+                seed=run.seed,
                 # .traj files are pickles: read only when this run writes that format itself.
                 allow_pickle_files=replay.save_trajs_as == "traj",
             )
+        self.dataset.seed_for_process(self._accelerator.process_index)
         self.dataset.configure(
             items_per_epoch=items_per_epoch(self.config, self._accelerator.num_processes),
             max_seq_len=run.max_seq_len,
@@ -237,15 +238,6 @@ class SetupMixin(InteractionMixin):
             data=self.dataset.get_description() if self.dataset is not None else "(evaluation only)",
         )
         tqdm.write("\n".join(lines))
-
-
-def _sampling_seed(seed: int | None, process: int) -> int | None:
-    """The replay sampler's seed in one process: the run's seed in the main process, a stream of its own in
-    every other (seeded alike, every process would draw the very same windows, and data parallelism would
-    average one batch's gradient N times instead of N batches')."""
-    if seed is None or process == 0:
-        return seed
-    return int(np.random.SeedSequence([seed, process]).generate_state(1)[0])
 
 
 def _remove_empty_dirs(root: Path) -> None:
