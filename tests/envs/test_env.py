@@ -379,3 +379,15 @@ def test_next_step_autoreset_vector_env_is_refused():
     vec = gym.vector.SyncVectorEnv([lambda: CountEnv(), lambda: CountEnv()])
     with pytest.raises(EnvContractError, match="SAME_STEP"):
         AMAGOEnv(vec, env_name="vec", batched_envs=2)
+
+
+@pytest.mark.parametrize(
+    ("action", "valid"),
+    [(0, True), (3, True), (np.int64(2), True), (np.array(1), True), (4, False), (-1, False), (1.0, False),
+     (np.array([1]), False), (np.array(1.0), False), ("1", False)],
+)  # fmt: skip
+def test_the_numpy_suites_check_actions_like_gymnasium_does(action, valid):
+    from amago_envs.suites.actions import is_discrete_action
+
+    assert is_discrete_action(action, 4) is valid
+    assert gym.spaces.Discrete(4).contains(action) is valid

@@ -18,6 +18,7 @@ import numpy as np
 
 from amago_core.rollout.env import AMAGO_ENV_LOG_PREFIX
 from amago_envs.suites import grid_frames
+from amago_envs.suites.actions import is_discrete_action
 from amago_envs.suites.specs import FrozenLakeConfig
 from amago_envs.suites.suite import BuiltinSuite
 
@@ -158,7 +159,7 @@ class MetaFrozenLake(gymnasium.Env[np.ndarray, np.int64]):
         if self.current_k is None or self.current_k >= self.k_episodes:
             msg = "Meta-Frozen-Lake rollout is over (or never started); call reset() before step()."
             raise RuntimeError(msg)
-        if not self.action_space.contains(action):
+        if not is_discrete_action(action, len(_MOVES)):
             msg = f"Meta-Frozen-Lake actions are 0..{len(_MOVES) - 1}; got {action!r}."
             raise ValueError(msg)
         d_row, d_col = self.moves[int(action)]

@@ -17,6 +17,7 @@ import numpy as np
 
 from amago_core.rollout.env import AMAGO_ENV_LOG_PREFIX
 from amago_envs.suites import grid_frames
+from amago_envs.suites.actions import is_discrete_action
 from amago_envs.suites.specs import KeyDoorConfig
 from amago_envs.suites.suite import BuiltinSuite
 
@@ -130,7 +131,7 @@ class RoomKeyDoor(gymnasium.Env[np.ndarray, np.int64]):
         if self.global_time is None or self.global_time >= self.meta_rollout_horizon:
             msg = "Key-To-Door room is over (or never started); call reset() before step()."
             raise RuntimeError(msg)
-        if not self.action_space.contains(action):
+        if not is_discrete_action(action, len(_MOVES)):
             msg = f"Key-To-Door actions are 0..{len(_MOVES) - 1}; got {action!r}."
             raise ValueError(msg)
         self.global_time += 1

@@ -17,6 +17,7 @@ import gymnasium
 import numpy as np
 
 from amago_envs.suites import grid_frames
+from amago_envs.suites.actions import is_discrete_action
 from amago_envs.suites.specs import MazeRunnerConfig
 from amago_envs.suites.suite import BuiltinSuite
 
@@ -189,7 +190,7 @@ class MazeRunner(gymnasium.Env[np.ndarray, np.int64]):
         if self._over or self.timer is None:
             msg = "MazeRunner episode is over (or never started); call reset() before step()."
             raise RuntimeError(msg)
-        if not self.action_space.contains(action):
+        if not is_discrete_action(action, len(_MOVES)):
             msg = f"MazeRunner actions are 0..{len(_MOVES) - 1}; got {action!r}."
             raise ValueError(msg)
         self.timer += 1

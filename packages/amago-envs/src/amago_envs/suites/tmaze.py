@@ -23,6 +23,7 @@ import gymnasium
 import numpy as np
 
 from amago_envs.suites import grid_frames
+from amago_envs.suites.actions import is_discrete_action
 from amago_envs.suites.specs import TMAZE_TASKS, TMazeConfig
 from amago_envs.suites.suite import BuiltinSuite
 
@@ -94,7 +95,7 @@ class TMaze(gymnasium.Env[np.ndarray, np.int64]):
         if self._time is None or self._time >= self.episode_length:
             msg = "T-Maze episode is over (or never started); call reset() before step()."
             raise RuntimeError(msg)
-        if not self.action_space.contains(action):
+        if not is_discrete_action(action, 4):
             msg = f"T-Maze actions are 0 (right), 1 (up), 2 (left), 3 (down); got {action!r}."
             raise ValueError(msg)
         action = int(action)
