@@ -206,6 +206,26 @@ class DistributedSection(StrictModel):
     """DataLoader worker processes (AMAGO uses 6; 0 loads in the training process, best on few cores)."""
 
 
+class RaySection(StrictModel):
+    """Train collection on Ray actors (the `ray` extra): remote processes, each stepping a pool of envs with a
+    copy of the policy, ship finished trajectory files to this process's buffer. 0 actors: Ray is never
+    imported."""
+
+    actors: int = Field(0, ge=0)
+    """Ray actors that do all train collection; 0 collects in this process (the default)."""
+    address: str | None = None
+    """The Ray cluster: None starts a local one for this run; `auto` joins the one `ray start` runs on this
+    node; or `host:port` of a head node."""
+    envs_per_actor: int | None = Field(None, gt=0)
+    """Envs each actor steps; None: `rollout.parallel_actors`."""
+    cpus_per_actor: float = Field(1.0, gt=0)
+    """CPUs Ray reserves per actor when placing it (fractions let more actors share a node's cores)."""
+    weight_sync_interval: int = Field(1, gt=0)
+    """Epochs between weight broadcasts to the actors (1: they act with the newest weights every epoch)."""
+    max_restarts: int = Field(3, ge=0)
+    """Times Ray restarts an actor that died (its unfinished episodes are lost, never written half)."""
+
+
 class ExperimentConfig(StrictModel):
     """Everything a run needs: the one place each setting, its default, its check and its meaning live.
 
@@ -248,6 +268,8 @@ class ExperimentConfig(StrictModel):
     """Metrics destinations."""
     distributed: DistributedSection = DistributedSection()
     """Data loading and processes."""
+    ray: RaySection = RaySection()
+    """Collection on Ray actors (off by default)."""
 
     @model_validator(mode="after")
     def _check_lengths(self) -> ExperimentConfig:

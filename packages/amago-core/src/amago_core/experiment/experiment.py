@@ -228,10 +228,13 @@ class Experiment(SetupMixin):
         hook_manager().hook.amago_on_epoch_end(experiment=self, epoch=epoch, metrics=metrics)
 
     def close(self) -> None:
-        """Closes envs and log backends."""
+        """Closes envs, remote collectors (their actors stop) and log backends."""
         for envs in (self.train_envs, self.val_envs):
             if envs is not None:
                 envs.close()
+        if self.collector is not None:
+            self.collector.close()
+            self.collector = None
         if self.logger is not None:
             self.logger.close()
 

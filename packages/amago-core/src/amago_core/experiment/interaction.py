@@ -13,6 +13,7 @@ from tqdm.auto import tqdm
 from amago_core.experiment.acting import run_policy
 from amago_core.experiment.agent_api import RolloutPolicy
 from amago_core.experiment.checkpointing import CheckpointingMixin
+from amago_core.experiment.collectors import Collector
 from amago_core.experiment.metrics import AVERAGE_RETURN_KEY, finished_episodes, policy_metrics
 from amago_core.experiment.pools import EnvMakers, Role, RolePool, build_pool, makers_per_actor
 from amago_core.experiment.processes import average_over_processes, gather
@@ -21,6 +22,9 @@ from amago_core.experiment.video import VideoRequest, record_first_env
 
 class InteractionMixin(CheckpointingMixin):
     """Pools, ``interact``, collection and evaluation methods of ``Experiment``."""
+
+    collector: Collector | None = None
+    """Does train collection instead of ``train_envs`` when the config asks for remote actors (``ray``)."""
 
     def _exploration_builder(self) -> Callable[..., Any] | None:
         resolved = self.components.exploration
@@ -91,8 +95,14 @@ class InteractionMixin(CheckpointingMixin):
     def collect_new_training_data(self) -> None:
         """Steps the train envs ``train_timesteps_per_epoch`` times; finished trajectories go to the buffer.
 
-        The train envs and the policy's memory persist across epochs (rollouts continue mid-episode).
+        The train envs and the policy's memory persist across epochs (rollouts continue mid-episode). With a
+        ``collector`` (remote actors), it collects instead and the trajectories arrive as finished files.
         """
+        if self.collector is not None:
+            self.collector.sync_weights(self.policy, self.epoch)
+            collected = self.collector.collect(self.epoch, self.config.schedule.train_timesteps_per_epoch)
+            self._count_frames([collected.frames_by_env_name])
+            return
         if self.train_envs is None:
             return
         every = self.config.rollout.force_reset_train_envs_every
@@ -108,13 +118,13 @@ class InteractionMixin(CheckpointingMixin):
             desc=f"collect (epoch {self.epoch})",
         )
         self.train_envs.save_finished_trajs()
-        local = {
-            "frames": sum(stats["new_frames_by_env_name"].values()),
-            "by_name": stats["new_frames_by_env_name"],
-        }
-        for part in gather(self._accelerator, local):
-            self.total_frames += part["frames"]
-            for name, count in part["by_name"].items():
+        self._count_frames(gather(self._accelerator, stats["new_frames_by_env_name"]))
+
+    def _count_frames(self, parts: list[dict[str, int]]) -> None:
+        """Adds env steps by env name (one dict per process) to ``total_frames`` and ``frames_by_env_name``."""
+        for by_name in parts:
+            self.total_frames += sum(by_name.values())
+            for name, count in by_name.items():
                 self.frames_by_env_name[name] = self.frames_by_env_name.get(name, 0) + count
 
     # ---- evaluation ----------------------------------------------------------------------------------------

@@ -15,6 +15,7 @@ from tqdm.auto import tqdm
 from amago_core.data.dataset import RLDataset
 from amago_core.data.disk_buffer import DiskTrajDataset
 from amago_core.experiment.checkpoints import CheckpointStore
+from amago_core.experiment.collectors import build_collector
 from amago_core.experiment.fast_torch import skip_dynamo_import, tune_allocator, untraced_adamw
 from amago_core.experiment.interaction import InteractionMixin
 from amago_core.experiment.logger import RunLogger
@@ -153,6 +154,9 @@ class SetupMixin(InteractionMixin):
         sample_env.close()
         sched, role = self.config.schedule, self.role
         if self._collects_this_run and self.make_train_env is not None:
+            # Remote actors (config `ray`) collect instead of a pool here; None in the default run.
+            self.collector = build_collector(self)
+        if self.collector is None and self._collects_this_run and self.make_train_env is not None:
             save_dir = self.dataset.save_new_trajs_to if self.dataset is not None else None
             self.train_envs = self._pool(self.make_train_env, "train", save_dir)
             self._train_timestep = self.train_envs.reset()
@@ -160,12 +164,13 @@ class SetupMixin(InteractionMixin):
         if evaluates and self.make_val_env is not None and not self.evaluation_only:
             self.val_envs = self._pool(self.make_val_env, "val")
         self.hidden_state = None
-        rollout = self.config.rollout
+        rollout, remote = self.config.rollout, self.config.ray
         exploration = self.components.exploration.name if self.components.exploration is not None else None
-        return (
-            f"{rollout.parallel_actors} {rollout.env_mode} actors; obs {self.obs_space}; actions "
-            f"{self.action_space}; exploration {exploration}"
-        )
+        actors = f"{rollout.parallel_actors} {rollout.env_mode} actors"
+        if self.collector is not None:
+            envs = remote.envs_per_actor or rollout.parallel_actors
+            actors = f"{remote.actors} Ray actors x {envs} {rollout.env_mode} envs"
+        return f"{actors}; obs {self.obs_space}; actions {self.action_space}; exploration {exploration}"
 
     def init_model(self) -> None:
         """Builds the agent, the optimiser and the warmup schedule, and prepares them with accelerate."""

@@ -1,0 +1,501 @@
+"""Train collection on Ray actors (config section ``ray``, the ``amago-core[ray]`` extra).
+
+Each actor is a collect-only copy of the run (``run.mode = "collect"``) in a temp folder of its node, with its
+own seed and ``ray.envs_per_actor`` envs. Per epoch the learner sends it the weights reference of the newest
+broadcast; the actor loads them if they are new to it, steps its pool ``train_timesteps_per_epoch`` times, and
+returns the trajectory files its writer finished (names, bytes and digests), deleting them on its side. The
+learner writes each file atomically into its buffer once it arrived whole: no shared filesystem is needed, and
+no file is written twice or half. An actor that dies loses its share of that epoch (and its unfinished
+episodes); Ray restarts it (``ray.max_restarts``) and the run goes on with the others.
+
+What a round costs: one ``ray.put`` of the weights (safetensors bytes) per broadcast, fetched once by each
+actor; per epoch, one call per actor and the bytes of the files it finished (``bench/ray_collect.py``).
+"""
+
+from __future__ import annotations
+
+import atexit
+import contextlib
+import hashlib
+import logging
+import os
+import shutil
+import tempfile
+import time
+import warnings
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+import ray
+import torch
+from ray.exceptions import ActorUnavailableError, RayActorError
+from safetensors.torch import load as load_safetensors
+from safetensors.torch import save as save_safetensors
+from tqdm.auto import tqdm
+
+from amago_core.config.experiment import ExperimentConfig
+from amago_core.config.flat import SLOT_NAMES
+from amago_core.data.files import atomic_write, is_traj_file
+from amago_core.experiment.collectors import CollectedData
+
+if TYPE_CHECKING:
+    from amago_core.experiment.interaction import InteractionMixin
+
+
+@dataclass(frozen=True)
+class ActorJob:
+    """What every actor is built from (pickled by Ray once per actor start).
+
+    Attributes:
+        config: the learner's resolved config.
+        make_train_env: the run's train env maker(s) (a suite's picklable makers, or the Python API's).
+        classes: Python component classes by slot (``traj_encoder``...), as the Python API was given them.
+        start_frames: env steps the run took before (non-zero on resume: exploration schedules continue).
+    """
+
+    config: ExperimentConfig
+    make_train_env: Any
+    classes: dict[str, Any]
+    start_frames: int = 0
+
+
+@dataclass(frozen=True)
+class WeightsOffer:
+    """The newest broadcast: its version and its object reference (inside a list, so Ray passes the reference
+    and the actor fetches the bytes only when the version is new to it)."""
+
+    version: int
+    ref: list[Any]
+
+
+@dataclass(frozen=True)
+class ShippedFile:
+    """A finished trajectory file: its name, bytes and their blake2b digest (checked on arrival)."""
+
+    name: str
+    data: bytes
+    digest: str
+
+
+@dataclass(frozen=True)
+class ActorInfo:
+    """An actor's process, node and whether Ray restarted it."""
+
+    pid: int
+    node_id: str
+    reconstructed: bool
+
+
+@dataclass
+class Shipment:
+    """One actor's answer to one collect call."""
+
+    actor: int
+    pid: int
+    reconstructed: bool
+    frames_by_env_name: dict[str, int]
+    files: list[ShippedFile]
+    collect_s: float
+    weights_load_s: float
+    loaded_weights: bool
+
+
+@dataclass
+class CollectStats:
+    """Running totals of what crossed the wire (``bench/ray_collect.py`` turns them into costs per item)."""
+
+    snippets: int = 0
+    snippet_bytes: int = 0
+    snippet_write_s: float = 0.0
+    broadcasts: int = 0
+    broadcast_bytes: int = 0
+    broadcast_s: float = 0.0
+    actor_weight_loads: int = 0
+    actor_weight_load_s: float = 0.0
+    frames_by_actor: dict[int, int] = field(default_factory=dict)
+    pids_by_actor: dict[int, set[int]] = field(default_factory=dict)
+    failures: int = 0
+    rejected_files: int = 0
+    repeated_names: int = 0
+
+
+def digest(data: bytes) -> str:
+    """The digest a file travels with."""
+    return hashlib.blake2b(data, digest_size=16).hexdigest()
+
+
+def policy_bytes(policy: torch.nn.Module) -> bytes:
+    """The policy's state dict as safetensors bytes (tensors copied apart: safetensors refuses shared ones)."""
+    state = {name: tensor.detach().cpu().clone() for name, tensor in policy.state_dict().items()}
+    return save_safetensors(state)
+
+
+def actor_seed(seed: int, index: int, reconstructed: bool) -> int:
+    """An actor's run seed: a stream of its own per actor (``seed + index`` would give actor 0's env row 1 the
+    reset seed of actor 1's row 0), and a fresh one after a restart, so that a restarted actor does not replay
+    the episodes it already shipped."""
+    entropy = [seed, 1 + index] + ([time.time_ns()] if reconstructed else [])
+    return int(np.random.SeedSequence(entropy).generate_state(1)[0] % 2**31)
+
+
+def actor_folder_prefix(config: ExperimentConfig, index: int) -> str:
+    """The temp folder prefix of one actor of one run (a restarted actor removes its predecessor's folder)."""
+    return f"amago-ray-{config.run.name}-actor{index}-"
+
+
+def actor_config(job: ActorJob, index: int, folder: Path, reconstructed: bool) -> ExperimentConfig:
+    """The config of actor ``index``: collect only, into ``folder``, ``envs_per_actor`` envs, its own seed."""
+    config, ray_cfg = job.config, job.config.ray
+    seed = config.run.seed if config.run.seed is not None else 0
+    return config.model_copy(
+        update={
+            "run": config.run.model_copy(
+                update={
+                    "mode": "collect",
+                    "name": f"actor{index}",
+                    "ckpt_base_dir": folder,
+                    "seed": actor_seed(seed, index, reconstructed),
+                    # Each actor has its share of its node's cores: torch's default (half the cores) would
+                    # oversubscribe a node running many actors.
+                    "torch_threads": max(1, int(ray_cfg.cpus_per_actor)),
+                }
+            ),
+            "rollout": config.rollout.model_copy(
+                update={"parallel_actors": ray_cfg.envs_per_actor or config.rollout.parallel_actors}
+            ),
+            "replay": config.replay.model_copy(update={"dset_root": folder, "dset_name": "buffer"}),
+            "schedule": config.schedule.model_copy(
+                update={"start_collecting_at_epoch": 0, "val_interval": None, "ckpt_interval": None}
+            ),
+            "logging": config.logging.model_copy(
+                update={"verbose": False, "log_to_wandb": False, "plot": False}
+            ),
+            "ray": config.ray.model_copy(update={"actors": 0}),
+        }
+    )
+
+
+@dataclass
+class WriteOutcome:
+    """What :func:`write_files` did: files and bytes written, names rejected, names that already existed."""
+
+    written: int = 0
+    written_bytes: int = 0
+    rejected: list[str] = field(default_factory=list)
+    repeated: int = 0
+
+
+def write_files(files: list[ShippedFile], buffer: Path) -> WriteOutcome:
+    """Writes shipped trajectory files into ``buffer``, each atomically (temp name, then rename).
+
+    A file whose bytes do not match its digest, or whose name is no plain trajectory file name, is rejected; a
+    name that is already in the buffer is not written again.
+    """
+    outcome = WriteOutcome()
+    for shipped in files:
+        target = buffer / shipped.name
+        if (
+            Path(shipped.name).name != shipped.name
+            or not is_traj_file(target)
+            or digest(shipped.data) != shipped.digest
+        ):
+            outcome.rejected.append(shipped.name)
+            continue
+        if target.exists():
+            outcome.repeated += 1
+            continue
+        atomic_write(target, lambda out, data=shipped.data: out.write(data))  # type: ignore[misc]
+        outcome.written += 1
+        outcome.written_bytes += len(shipped.data)
+    return outcome
+
+
+class CollectorActor:
+    """One Ray actor: a collect-only copy of the run in a temp folder of its node, stepping its own env pool.
+
+    Args:
+        job: the run's config, env makers and component classes.
+        index: this actor's number (its seed stream and folder name).
+    """
+
+    def __init__(self, job: ActorJob, index: int) -> None:
+        from amago_core.experiment.experiment import Experiment
+
+        self.index = index
+        with warnings.catch_warnings():  # Ray's own property calls one of its deprecated APIs
+            warnings.simplefilter("ignore", DeprecationWarning)
+            self.reconstructed = bool(ray.get_runtime_context().was_current_actor_reconstructed)
+        prefix = actor_folder_prefix(job.config, index)
+        if self.reconstructed:
+            # Files the dead predecessor wrote but never shipped are lost with it, never shipped twice.
+            for stale in Path(tempfile.gettempdir()).glob(f"{prefix}*"):
+                shutil.rmtree(stale, ignore_errors=True)
+        self.folder = Path(tempfile.mkdtemp(prefix=prefix))
+        flat_of_slot = {slot: flat for flat, slot in SLOT_NAMES.items()}
+        classes = {flat_of_slot[slot]: cls for slot, cls in job.classes.items()}
+        self.experiment = Experiment(
+            actor_config(job, index, self.folder, self.reconstructed),
+            make_train_env=job.make_train_env,
+            **classes,
+        )
+        self.experiment.total_frames = job.start_frames
+        self.experiment.start()
+        dataset = self.experiment.dataset
+        buffer = dataset.save_new_trajs_to if dataset is not None else None
+        if buffer is None:
+            msg = f"ray actor {index} built no trajectory folder; its dataset takes no new data"
+            raise RuntimeError(msg)
+        self.buffer: Path = buffer
+        self.weights_version = -1
+
+    def ready(self) -> ActorInfo:
+        """Where the actor runs, once it is built (the learner waits on this to report start-up errors)."""
+        return ActorInfo(os.getpid(), ray.get_runtime_context().get_node_id(), self.reconstructed)
+
+    def collect(self, epoch: int, timesteps: int, weights: WeightsOffer) -> Shipment:
+        """Loads new weights, steps the pool ``timesteps`` times, and hands over the finished files."""
+        start = time.perf_counter()
+        loads = weights.version != self.weights_version
+        if loads:
+            state = load_safetensors(ray.get(weights.ref[0]))
+            self.experiment.policy.load_state_dict(state)
+            self.weights_version = weights.version
+        loaded = time.perf_counter()
+        experiment = self.experiment
+        schedule = experiment.config.schedule
+        if schedule.train_timesteps_per_epoch != timesteps:
+            experiment.config = experiment.config.model_copy(
+                update={"schedule": schedule.model_copy(update={"train_timesteps_per_epoch": timesteps})}
+            )
+        experiment.epoch = epoch  # rollout.force_reset_train_envs_every counts the learner's epochs
+        before = dict(experiment.frames_by_env_name)
+        experiment.collect_new_training_data()
+        frames = {
+            name: count - before.get(name, 0)
+            for name, count in experiment.frames_by_env_name.items()
+            if count != before.get(name, 0)
+        }
+        files = []
+        # Only finished files are listed (the writer's temp names are hidden), so none travels half-written.
+        for path in sorted(p for p in self.buffer.iterdir() if is_traj_file(p)):
+            data = path.read_bytes()
+            files.append(ShippedFile(path.name, data, digest(data)))
+            path.unlink()
+        return Shipment(
+            actor=self.index,
+            pid=os.getpid(),
+            reconstructed=self.reconstructed,
+            frames_by_env_name=frames,
+            files=files,
+            collect_s=time.perf_counter() - loaded,
+            weights_load_s=loaded - start,
+            loaded_weights=loads,
+        )
+
+    def close(self) -> None:
+        """Closes the envs and removes the temp folder."""
+        self.experiment.close()
+        shutil.rmtree(self.folder, ignore_errors=True)
+
+
+RemoteCollectorActor = ray.remote(CollectorActor)
+
+
+class RayCollector:
+    """The learner's side: starts or joins a Ray cluster, keeps ``ray.actors`` actors, writes what they ship.
+
+    Args:
+        job: what each actor builds.
+        buffer: the learner's folder for new trajectory files.
+        log: logs a metrics dict under a section (the experiment's ``log``), or None.
+    """
+
+    def __init__(self, job: ActorJob, buffer: Path, log: Any = None) -> None:
+        settings = job.config.ray
+        self.settings = settings
+        self.buffer = buffer
+        self.log = log
+        self.owns_ray = not ray.is_initialized()
+        if self.owns_ray:
+            # address None: RAY_ADDRESS if set, else a local cluster that ends with this process.
+            ray.init(address=settings.address, include_dashboard=False, logging_level=logging.WARNING)
+        try:
+            self._check_capacity()
+            self.actors: list[Any] = [  # Ray's actor handles (untyped)
+                RemoteCollectorActor.options(
+                    max_restarts=settings.max_restarts,
+                    max_task_retries=0,  # a lost call is not redone: its files would arrive twice
+                    num_cpus=settings.cpus_per_actor,
+                ).remote(job, index)
+                for index in range(settings.actors)
+            ]
+            self._wait_until_built()
+        except BaseException:
+            self.close()
+            raise
+        self.stats = CollectStats()
+        self.weights: WeightsOffer | None = None
+        self.synced_epoch: int | None = None
+        self.deaths_in_a_row = [0] * settings.actors
+        self.gone: set[int] = set()
+        """Actors Ray gave up restarting: no longer called."""
+        self.closed = False
+        atexit.register(self.close)
+
+    @classmethod
+    def for_experiment(cls, experiment: InteractionMixin) -> RayCollector:
+        """The collector of ``experiment`` (called by ``init_envs`` when ``ray.actors > 0``).
+
+        Raises:
+            ValueError: several learner processes (each would start its own actors), or a dataset that takes no
+                new data.
+        """
+        if experiment._accelerator.num_processes > 1:
+            msg = (
+                "ray.actors > 0 runs with one learner process; launch without accelerate's multi-process mode"
+            )
+            raise ValueError(msg)
+        dataset = experiment.dataset
+        buffer = dataset.save_new_trajs_to if dataset is not None else None
+        if buffer is None:
+            msg = "ray.actors > 0 but the dataset takes no new data; use a disk buffer (the default dataset)"
+            raise ValueError(msg)
+        job = ActorJob(
+            config=experiment.config,
+            make_train_env=experiment.make_train_env,
+            classes=dict(experiment.classes),
+            start_frames=experiment.total_frames // max(experiment.config.ray.actors, 1),
+        )
+        return cls(job, buffer, log=experiment.log)
+
+    def _check_capacity(self) -> None:
+        settings = self.settings
+        needed = settings.actors * settings.cpus_per_actor
+        available = float(ray.cluster_resources().get("CPU", 0.0))
+        if needed > available:
+            msg = (
+                f"ray.actors={settings.actors} x ray.cpus_per_actor={settings.cpus_per_actor} need {needed:g} CPUs "
+                f"but the Ray cluster has {available:g}; lower ray.cpus_per_actor to "
+                f"{available / settings.actors:.3g} or add nodes (`ray start --address=...`)."
+            )
+            raise ValueError(msg)
+
+    def _wait_until_built(self) -> None:
+        for index, actor in enumerate(self.actors):
+            try:
+                ray.get(actor.ready.remote())
+            except RayActorError as err:
+                reason = str(err).strip().splitlines()[-1] if str(err).strip() else type(err).__name__
+                msg = f"ray actor {index} failed to start: {reason} (--debug shows its traceback)"
+                raise RuntimeError(msg) from err
+
+    def sync_weights(self, policy: torch.nn.Module, epoch: int) -> None:
+        """Broadcasts the weights on the first call and every ``ray.weight_sync_interval`` epochs after."""
+        interval = self.settings.weight_sync_interval
+        if self.synced_epoch is not None and epoch - self.synced_epoch < interval:
+            return
+        start = time.perf_counter()
+        data = policy_bytes(policy)
+        version = 0 if self.weights is None else self.weights.version + 1
+        self.weights = WeightsOffer(version, [ray.put(data)])
+        self.synced_epoch = epoch
+        self.stats.broadcasts += 1
+        self.stats.broadcast_bytes += len(data)
+        self.stats.broadcast_s += time.perf_counter() - start
+
+    def collect(self, epoch: int, timesteps: int) -> CollectedData:
+        """One collect call per actor; writes each answer's files as it arrives."""
+        if self.weights is None:
+            msg = "RayCollector.collect before sync_weights: the actors have no policy to act with"
+            raise RuntimeError(msg)
+        pending = {
+            actor.collect.remote(epoch, timesteps, self.weights): index
+            for index, actor in enumerate(self.actors)
+            if index not in self.gone
+        }
+        result = CollectedData()
+        while pending:
+            done, _ = ray.wait(list(pending), num_returns=1)
+            index = pending.pop(done[0])
+            try:
+                shipment: Shipment = ray.get(done[0])
+            except RayActorError as err:
+                self._on_failure(index, epoch, err)
+                result.failed_workers.append(index)
+                continue
+            self.deaths_in_a_row[index] = 0
+            result.files += self._write(shipment)
+            for name, count in shipment.frames_by_env_name.items():
+                result.frames_by_env_name[name] = result.frames_by_env_name.get(name, 0) + count
+            stats = self.stats
+            stats.frames_by_actor[index] = stats.frames_by_actor.get(index, 0) + sum(
+                shipment.frames_by_env_name.values()
+            )
+            stats.pids_by_actor.setdefault(index, set()).add(shipment.pid)
+            if shipment.loaded_weights:
+                stats.actor_weight_loads += 1
+                stats.actor_weight_load_s += shipment.weights_load_s
+        if self.log is not None:
+            self.log(
+                {"Files": result.files, "Failed Actors": len(result.failed_workers)},
+                "ray",
+            )
+        return result
+
+    def _on_failure(self, index: int, epoch: int, err: RayActorError) -> None:
+        self.stats.failures += 1
+        if isinstance(err, ActorUnavailableError):
+            # Died mid-call, or called while Ray restarts it: back once its env pool is rebuilt.
+            tqdm.write(
+                f"ray actor {index} is unavailable in epoch {epoch} ({type(err).__name__}): its share of the "
+                "epoch and its unfinished episodes are lost, Ray restarts it, the other actors go on."
+            )
+            return
+        self.deaths_in_a_row[index] += 1
+        if self.deaths_in_a_row[index] > self.settings.max_restarts:
+            self.gone.add(index)
+        tqdm.write(
+            f"ray actor {index} died in epoch {epoch} ({type(err).__name__}): its unfinished episodes are lost"
+            + ("; Ray will not restart it again" if index in self.gone else ", Ray restarts it")
+            + ", the other actors go on."
+        )
+        if len(self.gone) == len(self.actors):
+            msg = (
+                f"every Ray actor died more than ray.max_restarts={self.settings.max_restarts} times; see the "
+                "actors' errors above (or `ray logs`), fix the cause and --resume the run."
+            )
+            raise RuntimeError(msg) from err
+
+    def _write(self, shipment: Shipment) -> int:
+        start = time.perf_counter()
+        outcome = write_files(shipment.files, self.buffer)
+        for name in outcome.rejected:
+            tqdm.write(f"ray actor {shipment.actor} shipped {name!r} damaged or misnamed; it is not written")
+        stats = self.stats
+        stats.snippets += outcome.written
+        stats.snippet_bytes += outcome.written_bytes
+        stats.rejected_files += len(outcome.rejected)
+        stats.repeated_names += outcome.repeated
+        stats.snippet_write_s += time.perf_counter() - start
+        return outcome.written
+
+    def actor_infos(self) -> list[ActorInfo]:
+        """Process, node and restart flag of every actor (waits for restarting ones)."""
+        return ray.get([actor.ready.remote() for actor in self.actors])
+
+    def close(self) -> None:
+        """Stops the actors (removing their temp folders) and the Ray cluster this collector started."""
+        if getattr(self, "closed", False):
+            return
+        self.closed = True
+        atexit.unregister(self.close)
+        if ray.is_initialized():
+            for actor in getattr(self, "actors", []):
+                # A dead or stuck actor: killing it below is all that is left to do.
+                with contextlib.suppress(Exception):
+                    ray.get(actor.close.remote(), timeout=30)
+                ray.kill(actor, no_restart=True)
+            if self.owns_ray:
+                ray.shutdown()

@@ -1,0 +1,59 @@
+"""Remote collectors: objects that do a run's train collection somewhere else than in this process's env pool.
+
+The loop asks ``experiment.collector`` for an epoch's data when one is set and steps its own pool otherwise, so a
+backend (Ray, ...) plugs in here without the loop naming any of its types. The default run builds none and
+imports nothing of any backend.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Protocol
+
+if TYPE_CHECKING:
+    import torch
+
+    from amago_core.experiment.interaction import InteractionMixin
+
+
+@dataclass
+class CollectedData:
+    """What one epoch of remote collection added to the buffer.
+
+    Attributes:
+        frames_by_env_name: env steps taken, by env name (the loop's ``total_frames`` counters).
+        files: trajectory files written into the buffer.
+        failed_workers: workers whose share of this epoch was lost (they died; the backend restarts them).
+    """
+
+    frames_by_env_name: dict[str, int] = field(default_factory=dict)
+    files: int = 0
+    failed_workers: list[int] = field(default_factory=list)
+
+
+class Collector(Protocol):
+    """Does an experiment's train collection: finished trajectories land in its buffer folder."""
+
+    def sync_weights(self, policy: torch.nn.Module, epoch: int) -> None:
+        """Offers the current weights before an epoch's collection (the collector decides when to ship them)."""
+        ...
+
+    def collect(self, epoch: int, timesteps: int) -> CollectedData:
+        """Steps every remote env pool ``timesteps`` times and writes the finished trajectories to the buffer."""
+        ...
+
+    def close(self) -> None:
+        """Stops the remote workers (and the cluster, if the collector started it)."""
+        ...
+
+
+def build_collector(experiment: InteractionMixin) -> Collector | None:
+    """The collector ``experiment``'s config asks for, or None to collect in this process (``ray.actors == 0``)."""
+    if experiment.config.ray.actors == 0:
+        return None
+    from amago_core.optional import require
+
+    require("ray", "ray", "ray.actors > 0")  # one line naming the extra when Ray is not installed
+    from amago_core.distributed.ray_collector import RayCollector
+
+    return RayCollector.for_experiment(experiment)
