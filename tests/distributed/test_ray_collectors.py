@@ -260,3 +260,24 @@ def test_doctor_reaches_the_cluster_named_by_ray_address(monkeypatch, tmp_path, 
     doctor.check_ray(report)
     assert not report.warnings
     assert report.notes[-1].endswith(f"cluster at {two_node_cluster!r} reachable: 2 node(s), 4 CPUs")
+
+
+@pytest.mark.slow
+def test_validation_runs_on_the_actors_when_asked(tmp_path, two_node_cluster):
+    job = tmaze_job(tmp_path, two_node_cluster, 1, "remote-val")
+    job["ray"].update(actors=2, evaluate=True)
+    job["schedule"].update(epochs=2, val_interval=1, train_batches_per_epoch=2)
+    experiment = build_experiment(load_config(base=job, environ={}))
+    experiment.start()
+    try:
+        assert experiment.val_envs is None  # the learner builds no val envs: the actors hold them
+        experiment.learn()
+    finally:
+        experiment.close()
+    records = [
+        json.loads(line) for line in (tmp_path / "remote-val" / "metrics.jsonl").read_text().splitlines()
+    ]
+    val = [r for r in records if f"val/{AVERAGE_RETURN_KEY}" in r]
+    assert [r["Epoch"] for r in val] == [0, 1]  # one averaged record per evaluation
+    # 2 actors x 2 val envs x 4 steps of 2-step episodes: every actor finished episodes of its own.
+    assert all(r["val/Episodes"] >= 2 for r in val)

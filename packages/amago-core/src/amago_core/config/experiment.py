@@ -222,6 +222,10 @@ class RaySection(StrictModel):
     """CPUs Ray reserves per actor when placing it (fractions let more actors share a node's cores)."""
     weight_sync_interval: int = Field(1, gt=0)
     """Epochs between weight broadcasts to the actors (1: they act with the newest weights every epoch)."""
+    evaluate: bool = False
+    """Run validation on the actors too: each steps `schedule.val_timesteps_per_epoch` in a val pool of its own
+    (`envs_per_actor` envs) with the newest weights, and the learner logs the mean of their metrics. False:
+    validation runs in this process, as without Ray."""
     max_restarts: int = Field(3, ge=0)
     """Times Ray restarts an actor that died (its unfinished episodes are lost, never written half)."""
 

@@ -51,6 +51,7 @@ class ActorJob:
     Attributes:
         config: the learner's resolved config.
         make_train_env: the run's train env maker(s) (a suite's picklable makers, or the Python API's).
+        make_val_env: the run's val env maker(s), for ``ray.evaluate`` (None: the actors do not evaluate).
         classes: Python component classes by slot (``traj_encoder``...), as the Python API was given them.
         start_frames: env steps the run took before (non-zero on resume: exploration schedules continue).
     """
@@ -59,6 +60,7 @@ class ActorJob:
     make_train_env: Any
     classes: dict[str, Any]
     start_frames: int = 0
+    make_val_env: Any = None
 
 
 @dataclass(frozen=True)
@@ -249,6 +251,23 @@ class CollectorActor:
             raise RuntimeError(msg)
         self.buffer: Path = buffer
         self.weights_version = -1
+        self.make_val_env = job.make_val_env
+        self.val_envs: Any = None  # built on the first evaluate call
+
+    def _load_weights(self, weights: WeightsOffer) -> bool:
+        """Loads the offered weights unless this actor has them already; True when it loaded."""
+        if weights.version == self.weights_version:
+            return False
+        self.experiment.policy.load_state_dict(load_safetensors(ray.get(weights.ref[0])))
+        self.weights_version = weights.version
+        return True
+
+    def evaluate(self, timesteps: int, weights: WeightsOffer) -> dict[str, float]:
+        """Validation metrics of the offered weights on this actor's own val pool (fresh episodes and memory)."""
+        self._load_weights(weights)
+        if self.val_envs is None:
+            self.val_envs = self.experiment._pool(self.make_val_env, "val")
+        return self.experiment._evaluate(self.val_envs, timesteps, desc="evaluate")
 
     def ready(self) -> ActorInfo:
         """Where the actor runs, once it is built (the learner waits on this to report start-up errors)."""
@@ -257,11 +276,7 @@ class CollectorActor:
     def collect(self, epoch: int, timesteps: int, weights: WeightsOffer) -> Shipment:
         """Loads new weights, steps the pool ``timesteps`` times, and hands over the finished files."""
         start = time.perf_counter()
-        loads = weights.version != self.weights_version
-        if loads:
-            state = load_safetensors(ray.get(weights.ref[0]))
-            self.experiment.policy.load_state_dict(state)
-            self.weights_version = weights.version
+        loads = self._load_weights(weights)
         loaded = time.perf_counter()
         experiment = self.experiment
         schedule = experiment.config.schedule
@@ -296,6 +311,8 @@ class CollectorActor:
 
     def close(self) -> None:
         """Closes the envs and removes the temp folder."""
+        if self.val_envs is not None:
+            self.val_envs.close()
         self.experiment.close()
         shutil.rmtree(self.folder, ignore_errors=True)
 
@@ -314,6 +331,7 @@ class RayCollector:
 
     def __init__(self, job: ActorJob, buffer: Path, log: Any = None) -> None:
         settings = job.config.ray
+        self.job = job
         self.settings = settings
         self.buffer = buffer
         self.log = log
@@ -367,6 +385,7 @@ class RayCollector:
             make_train_env=experiment.make_train_env,
             classes=dict(experiment.classes),
             start_frames=experiment.total_frames // max(experiment.config.ray.actors, 1),
+            make_val_env=experiment.make_val_env if experiment.config.ray.evaluate else None,
         )
         return cls(job, buffer, log=experiment.log)
 
@@ -443,6 +462,39 @@ class RayCollector:
                 "ray",
             )
         return result
+
+    @property
+    def evaluates(self) -> bool:
+        """Whether validation runs on the actors (``ray.evaluate`` with val envs to build)."""
+        return self.job.make_val_env is not None
+
+    def evaluate(self, timesteps: int) -> dict[str, float] | None:
+        """One evaluate call per actor; the mean of each metric over the actors that report it.
+
+        An actor that dies here is handled as in :meth:`collect` (restarted by Ray, left out of this mean).
+        """
+        if self.weights is None:
+            msg = "RayCollector.evaluate before sync_weights: the actors have no policy to act with"
+            raise RuntimeError(msg)
+        pending = {
+            actor.evaluate.remote(timesteps, self.weights): index
+            for index, actor in enumerate(self.actors)
+            if index not in self.gone
+        }
+        reports: list[dict[str, float]] = []
+        while pending:
+            done, _ = ray.wait(list(pending), num_returns=1)
+            index = pending.pop(done[0])
+            try:
+                reports.append(ray.get(done[0]))
+            except RayActorError as err:
+                self._on_failure(index, self.synced_epoch or 0, err)
+        if not reports:
+            return None
+        keys = {key for report in reports for key in report}
+        return {
+            key: float(np.mean([report[key] for report in reports if key in report])) for key in sorted(keys)
+        }
 
     def _on_failure(self, index: int, epoch: int, err: RayActorError) -> None:
         self.stats.failures += 1

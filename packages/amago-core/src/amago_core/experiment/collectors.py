@@ -34,12 +34,21 @@ class CollectedData:
 class Collector(Protocol):
     """Does an experiment's train collection: finished trajectories land in its buffer folder."""
 
+    @property
+    def evaluates(self) -> bool:
+        """Whether validation runs on the collector's workers too (then the learner builds no val envs)."""
+        ...
+
     def sync_weights(self, policy: torch.nn.Module, epoch: int) -> None:
         """Offers the current weights before an epoch's collection (the collector decides when to ship them)."""
         ...
 
     def collect(self, epoch: int, timesteps: int) -> CollectedData:
         """Steps every remote env pool ``timesteps`` times and writes the finished trajectories to the buffer."""
+        ...
+
+    def evaluate(self, timesteps: int) -> dict[str, float] | None:
+        """Validation metrics of the current weights, averaged over the workers (None: every worker failed)."""
         ...
 
     def close(self) -> None:

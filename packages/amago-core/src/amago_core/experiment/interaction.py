@@ -152,11 +152,17 @@ class InteractionMixin(CheckpointingMixin):
 
     def evaluate_val(self) -> dict[str, float] | None:
         """Evaluates the policy on the val envs (fresh episodes and memory); logs under ``val/``."""
-        if self.val_envs is None:
+        timesteps = self.config.schedule.val_timesteps_per_epoch
+        if self.collector is not None and self.collector.evaluates:
+            self.collector.sync_weights(self.policy, self.epoch)
+            remote = self.collector.evaluate(timesteps)  # the collector's workers hold the val envs
+            if remote is None:
+                return None
+            metrics = remote
+        elif self.val_envs is None:
             return None
-        metrics = average_over_processes(
-            self._accelerator, self._evaluate(self.val_envs, self.config.schedule.val_timesteps_per_epoch)
-        )
+        else:
+            metrics = average_over_processes(self._accelerator, self._evaluate(self.val_envs, timesteps))
         self._on_evaluation("val", metrics)
         if self._verbose_here and AVERAGE_RETURN_KEY in metrics:
             tqdm.write(f"epoch {self.epoch}: val {AVERAGE_RETURN_KEY} = {metrics[AVERAGE_RETURN_KEY]:.3f}")

@@ -161,6 +161,7 @@ class SetupMixin(InteractionMixin):
             self.train_envs = self._pool(self.make_train_env, "train", save_dir)
             self._train_timestep = self.train_envs.reset()
         evaluates = role.evaluates and sched.val_timesteps_per_epoch > 0 and sched.val_interval is not None
+        evaluates = evaluates and not (self.collector is not None and self.collector.evaluates)
         if evaluates and self.make_val_env is not None and not self.evaluation_only:
             self.val_envs = self._pool(self.make_val_env, "val")
         self.hidden_state = None
