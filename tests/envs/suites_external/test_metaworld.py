@@ -152,3 +152,27 @@ def test_specs_module_imports_no_heavy_library(assert_imports_clean) -> None:
 
 def test_missing_metaworld_reports_the_install_hint(assert_missing_extra) -> None:
     assert_missing_extra(METAWORLD, "metaworld", "metaworld", build={"kind": "metaworld"})
+
+
+def test_reward_scales_multiply_the_named_environments_rewards() -> None:
+    def rewards(scales: dict[str, float] | None) -> list[float]:
+        env = KShotMetaworld("ml1-reach-v3", k_episodes=1, max_episode_steps=5, reward_scales=scales)
+        env.reset(seed=3)
+        action = np.zeros(env.action_space.shape, dtype=np.float32)
+        return [env.step(action)[1] for _ in range(5)]
+
+    plain = rewards(None)
+    assert rewards({"reach-v3": 0.5}) == pytest.approx([0.5 * r for r in plain])
+    assert rewards({"push-v3": 0.5}) == pytest.approx(plain)  # another environment's scale changes nothing
+    assert any(r != 0 for r in plain)
+
+
+def test_reward_scales_name_known_environments() -> None:
+    from pydantic import ValidationError
+
+    from amago_envs.suites.metaworld.specs import MetaworldConfig
+
+    with pytest.raises(ValidationError, match=r"unknown Meta-World environment\(s\) \['reach-v9'\]"):
+        MetaworldConfig(reward_scales={"reach-v9": 2.0})
+    with pytest.raises(ValidationError, match="positive multipliers"):
+        MetaworldConfig(reward_scales={"reach-v3": 0.0})

@@ -87,6 +87,7 @@ class KShotMetaworld(gymnasium.Env[np.ndarray, np.ndarray]):
         k_episodes: trials per meta-episode.
         max_episode_steps: steps per trial (at most 500).
         benchmark_seed: seed of the goal sampling (None: new goals per process).
+        reward_scales: reward multiplier per Meta-World environment name (others keep their rewards).
     """
 
     metadata: dict[str, Any] = {"render_modes": []}  # noqa: RUF012 - gymnasium's class attribute
@@ -98,6 +99,7 @@ class KShotMetaworld(gymnasium.Env[np.ndarray, np.ndarray]):
         k_episodes: int = 3,
         max_episode_steps: int = 500,
         benchmark_seed: int | None = 0,
+        reward_scales: dict[str, float] | None = None,
     ):
         if k_episodes < 1 or not 1 <= max_episode_steps <= 500:
             msg = f"need k_episodes >= 1 and 1 <= max_episode_steps <= 500; got {k_episodes}, {max_episode_steps}."
@@ -108,6 +110,7 @@ class KShotMetaworld(gymnasium.Env[np.ndarray, np.ndarray]):
         self.k_episodes = k_episodes
         self.max_episode_steps = max_episode_steps
         self.benchmark_seed = benchmark_seed
+        self.reward_scales = dict(reward_scales or {})
         self._envs: dict[str, Any] = {}  # one MuJoCo env per Meta-World environment this process visited
         self.env_name = self.env_names[0]
         self._env = self._env_for(self.env_name)
@@ -148,6 +151,7 @@ class KShotMetaworld(gymnasium.Env[np.ndarray, np.ndarray]):
             msg = "KShotMetaworld meta-episode is over (or never started); call reset() before step()."
             raise RuntimeError(msg)
         obs, reward, terminated, truncated, info = self._env.step(np.asarray(action, dtype=np.float64))
+        reward = float(reward) * self.reward_scales.get(self.env_name, 1.0)
         self.trial_steps += 1
         self._solved_this_trial |= bool(info.get("success", 0.0))
         out_info: dict[str, Any] = {"success": bool(info.get("success", 0.0))}

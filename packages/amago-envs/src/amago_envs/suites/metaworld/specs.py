@@ -57,10 +57,27 @@ class MetaworldConfig(EnvSuiteConfig):
     """Seed of Meta-World's goal sampling. Fixed by default so that every actor process (and the val and test
     envs) shares one set of train and test goals; None draws new goals in each process."""
 
+    reward_scales: dict[str, float] | None = None
+    """Reward multipliers per Meta-World environment (``{"reach-v3": 0.5}``), for benchmarks whose tasks pay on
+    very different scales (AMAGO's example 07 keeps them as a class-level table); environments not named keep
+    their rewards. None: no scaling. Logged returns are the scaled ones."""
+
     @field_validator("task")
     @classmethod
     def _known_task(cls, task: str | None) -> str | None:
         return check_task("metaworld", task, METAWORLD_TASKS)
+
+    @field_validator("reward_scales")
+    @classmethod
+    def _known_environments(cls, scales: dict[str, float] | None) -> dict[str, float] | None:
+        unknown = sorted(set(scales or ()) - set(METAWORLD_ENVS))
+        if unknown:
+            msg = f"reward_scales names unknown Meta-World environment(s) {unknown}; names look like 'reach-v3'."
+            raise ValueError(msg)
+        if any(scale <= 0 for scale in (scales or {}).values()):
+            msg = f"reward_scales must be positive multipliers; got {scales}."
+            raise ValueError(msg)
+        return scales
 
     def episode_steps(self) -> int:
         """``k_episodes`` trials of ``max_episode_steps`` (the preset's context, 256, is a window of it)."""

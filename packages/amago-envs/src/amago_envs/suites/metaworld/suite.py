@@ -40,6 +40,7 @@ class MetaworldSuite(BuiltinSuite):
             k_episodes=cfg.k_episodes,
             max_episode_steps=cfg.max_episode_steps,
             benchmark_seed=cfg.benchmark_seed,
+            reward_scales=cfg.reward_scales,
         )
 
     def make_env(self, split: str = "train") -> Any:
