@@ -26,6 +26,7 @@ from typing import Any
 
 from amago_core.config.component import EnvSuiteConfig
 from amago_core.config.experiment import SLOT_KEYS, ExperimentConfig
+from amago_core.config.sources import is_set, slot_kind
 
 EPISODE_COUNTED: tuple[tuple[str, str], ...] = (
     ("run", "max_seq_len"),
@@ -38,19 +39,6 @@ EPISODE_COUNTED: tuple[tuple[str, str], ...] = (
 
 class ShortMemoryWarning(UserWarning):
     """``run.max_seq_len`` is shorter than one episode of a task that needs the whole episode in memory."""
-
-
-def _is_set(tree: Mapping[str, Any], section: str, key: str) -> bool:
-    table = tree.get(section)
-    return isinstance(table, Mapping) and key in table
-
-
-def _kind(value: Any) -> str | None:
-    if isinstance(value, str):
-        return value
-    if isinstance(value, Mapping):
-        return value.get("kind")
-    return None
 
 
 def _env_as_base_wrote_it(base: Mapping[str, Any], env: EnvSuiteConfig) -> EnvSuiteConfig | None:
@@ -101,11 +89,11 @@ def follow_episode(
     scale = new / old
     for section, key in EPISODE_COUNTED:
         value = base.get(section, {}).get(key) if isinstance(base.get(section), Mapping) else None
-        if isinstance(value, int) and value >= old and not _is_set(user, section, key):
+        if isinstance(value, int) and value >= old and not is_set(user, section, key):
             followed[section][key] = max(1, round(value * scale))
             if key == "train_timesteps_per_epoch":
                 batches = base[section].get("train_batches_per_epoch")
-                if isinstance(batches, int) and not _is_set(user, section, "train_batches_per_epoch"):
+                if isinstance(batches, int) and not is_set(user, section, "train_batches_per_epoch"):
                     followed[section]["train_batches_per_epoch"] = max(
                         int(batches > 0), round(batches * scale)
                     )
@@ -120,14 +108,14 @@ def follow_episode(
         if not updates:
             continue
         table = followed.get(slot)
-        own = dict(table) if isinstance(table, Mapping) and _kind(table) == component.kind else {}
+        own = dict(table) if isinstance(table, Mapping) and slot_kind(table, slot) == component.kind else {}
         followed[slot] = {**own, "kind": component.kind, **updates}
     return followed
 
 
 def _window_within_files(followed: dict[str, Any], user: Mapping[str, Any], config: ExperimentConfig) -> None:
     """A context window (kept) longer than the files it is sampled from (shortened) is cut to the files."""
-    if _is_set(user, "run", "max_seq_len"):
+    if is_set(user, "run", "max_seq_len"):
         return
 
     def final(section: str, key: str) -> int:

@@ -27,7 +27,7 @@ from typing import Any
 
 from amago_core.config.component import EnvSuiteConfig
 from amago_core.config.experiment import SLOT_KEYS, ExperimentConfig
-from amago_core.config.sources import deep_merge
+from amago_core.config.sources import deep_merge, is_set
 
 MIN_EPOCHS = 10
 """Fewest epochs a budget is split into (``--smoke``: 2)."""
@@ -79,11 +79,6 @@ def parse_duration(text: str) -> float:
         msg = f"--budget {text!r} is not a duration; write it like 90s, 10m or 1.5h."
         raise BudgetError(msg)
     return float(match.group(1)) * {"": 1, "s": 1, "m": 60, "h": 3600}[match.group(2)]
-
-
-def _is_set(tree: Mapping[str, Any], section: str, key: str) -> bool:
-    table = tree.get(section)
-    return isinstance(table, Mapping) and key in table
 
 
 def _user_options(user: Mapping[str, Any], slot: str) -> set[str]:
@@ -158,7 +153,7 @@ def _validation(
     env = config.component("env")
     episode = env.episode_steps() if isinstance(env, EnvSuiteConfig) else None
     wanted = sched.val_timesteps_per_epoch
-    if _is_set(user, "schedule", "val_timesteps_per_epoch"):
+    if is_set(user, "schedule", "val_timesteps_per_epoch"):
         steps = wanted
     elif smoke:
         steps = min(wanted, 2 * SMOKE_STEPS_PER_ACTOR)
@@ -166,7 +161,7 @@ def _validation(
         budget = max(1, int(VAL_SHARE * pool_steps))
         one_episode = min(wanted, episode + 1) if episode else wanted
         steps = wanted if budget >= 3 * wanted else max(one_episode, min(wanted, budget // 3))
-    if _is_set(user, "schedule", "val_interval"):
+    if is_set(user, "schedule", "val_interval"):
         return {"val_timesteps_per_epoch": steps}
     passes = epochs if smoke else max(1, min(MAX_VAL_PASSES, epochs, int(VAL_SHARE * pool_steps) // steps))
     return {"val_timesteps_per_epoch": steps, "val_interval": max(1, math.ceil(epochs / passes))}
@@ -182,10 +177,10 @@ def _data_in_time(config: ExperimentConfig, user: Mapping[str, Any], within: int
     env = config.component("env")
     episode = env.episode_steps() if isinstance(env, EnvSuiteConfig) else None
     first_file = min(config.replay.traj_save_len, episode or config.replay.traj_save_len)
-    if first_file <= within or _is_set(user, "replay", "traj_save_len"):
+    if first_file <= within or is_set(user, "replay", "traj_save_len"):
         return {}
     sized: dict[str, Any] = {"replay": {"traj_save_len": within}}
-    if config.run.max_seq_len > within and not _is_set(user, "run", "max_seq_len"):
+    if config.run.max_seq_len > within and not is_set(user, "run", "max_seq_len"):
         sized["run"] = {"max_seq_len": within}
     return sized
 
@@ -216,7 +211,7 @@ def size_schedule(
         raise BudgetError(msg)
     sized: dict[str, Any] = {"schedule": {}, "rollout": {}, "optim": {}, "logging": {}, "replay": {}}
     actors = config.rollout.parallel_actors
-    if smoke and not _is_set(user, "rollout", "parallel_actors"):
+    if smoke and not is_set(user, "rollout", "parallel_actors"):
         actors = min(actors, 2)
         sized["rollout"]["parallel_actors"] = actors
     pool_steps = max(1, math.ceil(env_steps / actors))
@@ -226,21 +221,21 @@ def size_schedule(
         sched.train_timesteps_per_epoch,
         sched.train_batches_per_epoch,
     )
-    if _is_set(user, "schedule", "epochs"):
+    if is_set(user, "schedule", "epochs"):
         epochs = old_epochs
         steps = (
             old_steps
-            if _is_set(user, "schedule", "train_timesteps_per_epoch")
+            if is_set(user, "schedule", "train_timesteps_per_epoch")
             else math.ceil(pool_steps / epochs)
         )
-    elif _is_set(user, "schedule", "train_timesteps_per_epoch"):
+    elif is_set(user, "schedule", "train_timesteps_per_epoch"):
         steps = old_steps
         epochs = max(1, math.ceil(pool_steps / steps))
     else:
         steps = min(old_steps, max(1, pool_steps // min_epochs))
         epochs = max(1, round(pool_steps / steps))
     batches = old_batches
-    if not _is_set(user, "schedule", "train_batches_per_epoch") and old_batches > 0:
+    if not is_set(user, "schedule", "train_batches_per_epoch") and old_batches > 0:
         batches = max(1, round(old_batches * steps / old_steps))
     sized["schedule"].update(epochs=epochs, train_timesteps_per_epoch=steps, train_batches_per_epoch=batches)
     sized["schedule"].update(_validation(config, user, epochs, epochs * steps, smoke))
@@ -248,17 +243,17 @@ def size_schedule(
     epoch_ratio = epochs / old_epochs
     for key in ("start_learning_at_epoch", "start_collecting_at_epoch"):
         value = getattr(sched, key)
-        if value and not _is_set(user, "schedule", key):
+        if value and not is_set(user, "schedule", key):
             sized["schedule"][key] = min(epochs - 1, round(value * epoch_ratio))
-    if sched.ckpt_interval and not _is_set(user, "schedule", "ckpt_interval"):
+    if sched.ckpt_interval and not is_set(user, "schedule", "ckpt_interval"):
         checkpoints = max(1, min(4, old_epochs // sched.ckpt_interval))
         sized["schedule"]["ckpt_interval"] = max(1, math.ceil(epochs / checkpoints))
     updates, old_updates = epochs * batches, old_epochs * old_batches
-    if old_updates and not _is_set(user, "optim", "lr_warmup_steps"):
+    if old_updates and not is_set(user, "optim", "lr_warmup_steps"):
         sized["optim"]["lr_warmup_steps"] = round(config.optim.lr_warmup_steps * updates / old_updates)
-    if not _is_set(user, "logging", "log_interval"):
+    if not is_set(user, "logging", "log_interval"):
         sized["logging"]["log_interval"] = max(1, min(config.logging.log_interval, updates // 20))
-    if smoke and not _is_set(user, "optim", "batch_size"):
+    if smoke and not is_set(user, "optim", "batch_size"):
         sized["optim"]["batch_size"] = min(config.optim.batch_size, 4)
     sized.update(_data_in_time(config, user, steps if smoke else max(1, epochs * steps // DATA_BY)))
 

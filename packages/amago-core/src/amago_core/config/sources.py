@@ -63,7 +63,15 @@ def _set_path(target: dict[str, Any], path: list[str], value: Any, source: str) 
     node[path[-1]] = value
 
 
-def _slot_kind(value: Any, key: str) -> str | None:
+def is_set(tree: Mapping[str, Any], section: str, key: str) -> bool:
+    """Whether the merged config tree ``tree`` sets ``section.key`` (what a user set is kept by sizing and by
+    presets following the env)."""
+    table = tree.get(section)
+    return isinstance(table, Mapping) and key in table
+
+
+def slot_kind(value: Any, key: str) -> str | None:
+    """The kind a slot's value names (a name, or a table's ``kind`` / the env's ``id``), normalised."""
     if isinstance(value, str):
         return value.replace("-", "_").lower()
     if isinstance(value, Mapping):
@@ -88,9 +96,7 @@ def deep_merge(base: dict[str, Any], update: Mapping[str, Any]) -> dict[str, Any
             and not {"id", "kind"} & set(old)
         ):
             merged[key] = {marker: new, **old}  # options given before the choice (a preset): keep them
-        elif (
-            key in SLOT_KEYS and old is not None and _slot_kind(new, key) not in (None, _slot_kind(old, key))
-        ):
+        elif key in SLOT_KEYS and old is not None and slot_kind(new, key) not in (None, slot_kind(old, key)):
             merged[key] = new if not isinstance(new, Mapping) else dict(new)
         elif key in SLOT_KEYS and isinstance(new, str) and isinstance(old, Mapping):
             merged[key] = old  # same kind named again: keep the options already given
@@ -204,7 +210,7 @@ def _split_options_by_kind(base: Mapping[str, Any]) -> tuple[dict[str, Any], dic
                 msg = f"{slot}.{OPTIONS_BY_KIND_KEY} must be a table of kind -> options, got {by_kind!r}."
                 raise ConfigSourceError(msg)
             # A name as given (a str) always normalises to a kind.
-            found[slot] = {str(_slot_kind(str(kind), slot)): dict(opts) for kind, opts in by_kind.items()}
+            found[slot] = {str(slot_kind(str(kind), slot)): dict(opts) for kind, opts in by_kind.items()}
             job[slot] = table
     return job, found
 
@@ -226,9 +232,9 @@ def merge_over_job(job: Mapping[str, Any], *layers: Mapping[str, Any]) -> dict[s
     merged = _merge_layers(base, layers)
     switched = False
     for slot, by_kind in options_by_kind.items():
-        chosen = _slot_kind(merged.get(slot), slot)
+        chosen = slot_kind(merged.get(slot), slot)
         if chosen in by_kind:
-            own = dict(base[slot]) if _slot_kind(base.get(slot), slot) == chosen else {}
+            own = dict(base[slot]) if slot_kind(base.get(slot), slot) == chosen else {}
             base[slot] = deep_merge(own, {"kind": chosen, **by_kind[chosen]})
             switched = True
     return _merge_layers(base, layers) if switched else merged
