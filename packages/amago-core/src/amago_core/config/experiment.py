@@ -164,8 +164,21 @@ class ScheduleSection(StrictModel):
     """Env steps per val env per evaluation: long enough for at least one full episode per actor, since only
     finished episodes are scored (env suite presets set it from their episode length)."""
     ckpt_interval: int | None = Field(50, gt=0)
-    """Keep a full checkpoint (training state and policy weights) every N epochs, epoch 0 included: the run's
-    history. None: keep none (the rolling state still makes the run resumable)."""
+    """Save a full checkpoint (training state and policy weights) every N epochs, epoch 0 included; how many
+    are kept is `keep_states` / `keep_policies`. None: save none (the rolling state still makes the run
+    resumable)."""
+    keep_states: int = Field(2, ge=1)
+    """Training states from `ckpt_interval` epochs to keep: the newest N (older ones are deleted once a newer
+    one is complete, so a resume always finds one). Bounds a long run's folder; see `keep_state_every`."""
+    keep_state_every: int | None = Field(None, gt=0)
+    """Also keep, forever, the training state of every epoch that is a multiple of K (a multiple of
+    `ckpt_interval` to have any effect). None: only the newest `keep_states`."""
+    keep_policies: int | None = Field(20, ge=1)
+    """Policy weights from `ckpt_interval` epochs to keep: the newest N (what `amago eval --epoch` can load).
+    None: keep all of them (the folder then grows with the run)."""
+    keep_policy_every: int | None = Field(None, gt=0)
+    """Also keep, forever, the policy weights of every epoch that is a multiple of K: a sparse history of a
+    long run at a fraction of the disk. None: only the newest `keep_policies`."""
     rolling_state: bool = True
     """Save the training state after every epoch in `ckpts/latest/state_epoch_{e}` (replacing the previous one),
     so `--resume` continues from the last completed epoch rather than the last `ckpt_interval` one. Costs one
