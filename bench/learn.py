@@ -49,7 +49,7 @@ def tmaze(corridor: int, learning_rate: float | None = None) -> dict[str, Any]:
     job["env"]["corridor_length"] = corridor
     job["run"]["max_seq_len"] = episode
     job["replay"]["traj_save_len"] = episode
-    job["exploration"].update(steps_anneal=100_000, quiet_steps=[1, corridor - 3], quiet_eps=0.5 / corridor)
+    job["exploration"].update(corridor_length=corridor)
     job["schedule"].update(
         epochs=10_000,
         train_timesteps_per_epoch=episode,

@@ -27,14 +27,7 @@ DEFAULT_JOB: dict[str, Any] = {
     "traj_encoder": {"kind": "transformer", "d_model": 128, "n_heads": 8, "d_ff": 512, "n_layers": 3},
     "agent": {"kind": "agent", "reward_multiplier": 100.0, "gamma": 0.9999},
     # Noise at the start and near the junction, a quiet corridor in between (AMAGO's T-Maze exploration).
-    "exploration": {
-        "kind": "egreedy",
-        "eps_start": 1.0,
-        "eps_end": 0.01,
-        "steps_anneal": 100_000,
-        "quiet_steps": [1, CORRIDOR - 3],
-        "quiet_eps": 0.5 / CORRIDOR,
-    },
+    "exploration": {"kind": "tmaze", "corridor_length": CORRIDOR},
     "run": {"max_seq_len": EPISODE, "seed": 1},
     "replay": {"traj_save_len": EPISODE},
     "rollout": {"parallel_actors": 12, "sample_actions_val": False},

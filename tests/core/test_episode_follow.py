@@ -24,9 +24,11 @@ def test_tmaze_lengths_follow_the_corridor():
     longer = _resolve("tmaze-active", "env.corridor_length=20")
     assert longer.run.max_seq_len == longer.replay.traj_save_len == 23
     assert longer.schedule.val_timesteps_per_epoch == 23
-    # The quiet corridor keeps its first step and its distance to the junction; its noise per episode stays.
-    assert longer.exploration.quiet_steps == (1, 17)
-    assert longer.exploration.quiet_eps * 23 == pytest.approx(default.exploration.quiet_eps * 13)
+    # The T-Maze exploration's corridor follows the env's: steps [1, H - 3) at 0.5 / H.
+    assert longer.exploration.kind == "tmaze"
+    assert longer.exploration.corridor_steps == (1, 17)
+    assert longer.exploration.corridor_eps == pytest.approx(0.5 / 20)
+    assert default.exploration.corridor_steps == (1, 7)
 
 
 def test_the_main_job_follows_too_and_keeps_its_update_to_data_ratio():

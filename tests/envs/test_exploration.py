@@ -12,7 +12,7 @@ import pytest
 from pydantic import ValidationError
 
 from amago_envs.env import AMAGOEnv
-from amago_envs.exploration.specs import BILEVEL, EGREEDY, BilevelConfig, EGreedyConfig
+from amago_envs.exploration.specs import BILEVEL, EGREEDY, TMAZE, BilevelConfig, EGreedyConfig
 from amago_envs.exploration.wrappers import BilevelEpsilonGreedy, EpsilonGreedy
 from amago_envs.sequence import SequenceEnv
 
@@ -104,6 +104,32 @@ def test_quiet_steps_use_their_own_epsilon_each_episode():
     np.testing.assert_allclose(seen, [0.9, 0.02, 0.02, 0.02, 0.9, 0.9] * 2)
     with pytest.raises(ValidationError, match="first < last"):
         EGreedyConfig(quiet_steps=(5, 5))
+
+
+def test_tmaze_exploration_is_quiet_at_half_over_h_inside_the_corridor_only():
+    _, env = discrete_env(ep_len=9)  # a 8-cell corridor's passive episode: corridor + 1 steps
+    built = TMAZE.build(
+        {"corridor_length": 8, "eps_start": 0.6, "eps_end": 0.6, "randomize_eps": False}, env=env
+    )
+    seq = SequenceEnv(built)
+    seq.reset()
+    seen = []
+    for _ in range(9):
+        seq.step(np.array([0]))
+        seen.append(float(built.last_eps[0]))
+    # AMAGO's rule: 0 < t < H - 3 at 0.5 / H, the annealed schedule elsewhere (start and near the junction).
+    np.testing.assert_allclose(seen, [0.6] + [0.5 / 8] * 4 + [0.6] * 4)
+
+
+def test_tmaze_exploration_anneals_outside_the_corridor_and_has_no_corridor_when_short():
+    _, env = discrete_env(ep_len=5)
+    built = TMAZE.build({"corridor_length": 4, "steps_anneal": 10, "randomize_eps": False}, env=env)
+    assert built.quiet_steps is None  # [1, 1): no corridor step to keep quiet
+    seq = SequenceEnv(built)
+    seq.reset()
+    for _ in range(20):
+        seq.step(np.array([0]))
+    assert float(built.last_eps[0]) == pytest.approx(0.01)  # AMAGO's T-Maze schedule ends at 0.01
 
 
 def test_random_multiplier_is_redrawn_on_reset_and_on_episode_end():

@@ -96,6 +96,54 @@ class BilevelConfig(QuietStretchConfig):
         return followed
 
 
+class TMazeExplorationConfig(ComponentConfig):
+    """AMAGO's T-Maze exploration (example 04): epsilon-greedy annealed per actor, except inside the corridor,
+    where epsilon is ``corridor_eps_scale / corridor_length``.
+
+    Schedule-level noise in a corridor of H cells almost never lets a random walk reach the junction, so the
+    agent would rarely see the decision it has to remember for; a small, fixed epsilon there keeps episodes
+    walking to the end while the annealed schedule still explores the start and the junction.
+    """
+
+    inferred_context: ClassVar[tuple[str, ...]] = ("env", "seed", "start_step")
+
+    kind: Literal["tmaze"] = "tmaze"
+    """Registered name of this exploration wrapper."""
+    corridor_length: int = Field(10, ge=1)
+    """The T-Maze's corridor length H (the suite's ``corridor_length``): episode steps ``[1, H - 3)`` are the
+    quiet corridor. Presets set it from the env, and it follows ``env.corridor_length``."""
+    corridor_eps_scale: float = Field(0.5, ge=0.0)
+    """Epsilon inside the corridor is this divided by ``corridor_length`` (AMAGO: 0.5 / H)."""
+    eps_start: float = Field(1.0, ge=0.0, le=1.0)
+    """Epsilon outside the corridor at the actor's first step."""
+    eps_end: float = Field(0.01, ge=0.0, le=1.0)
+    """Epsilon outside the corridor after ``steps_anneal`` steps of this actor (and from then on)."""
+    steps_anneal: int = Field(100_000, ge=1)
+    """Env steps (counted per actor) over which epsilon outside the corridor goes from start to end."""
+    randomize_eps: bool = True
+    """Multiply the annealed epsilon by a U[0, 1) draw per env row, redrawn at every reset and episode end."""
+
+    @property
+    def corridor_steps(self) -> tuple[int, int] | None:
+        """Episode steps ``[first, last)`` explored at the corridor's epsilon; None when the corridor is too
+        short to have any (H <= 4)."""
+        last = self.corridor_length - 3
+        return (1, last) if last > 1 else None
+
+    @property
+    def corridor_eps(self) -> float:
+        """Epsilon inside the corridor."""
+        return min(1.0, self.corridor_eps_scale / self.corridor_length)
+
+    def follow_episode_length(self, old: int, new: int) -> dict[str, Any]:
+        """The corridor grows or shrinks with the episode (T-Maze episodes are the corridor plus 1 or 3)."""
+        return {"corridor_length": max(1, self.corridor_length + new - old)}
+
+    def follow_step_budget(self, ratio: float) -> dict[str, Any]:
+        """The schedule anneals over the same share of a shorter or longer run."""
+        return {"steps_anneal": max(1, round(self.steps_anneal * ratio))}
+
+
 EGREEDY = ComponentSpec(
     name="egreedy",
     group_default=True,  # what a run uses when it names none of this group (AMAGO's default)
@@ -111,4 +159,12 @@ BILEVEL = ComponentSpec(
     summary="Epsilon annealed per actor and decayed within each episode (explore early, exploit late).",
     config=BilevelConfig,
     factory="amago_envs.exploration.wrappers:build_bilevel",
+)
+
+TMAZE = ComponentSpec(
+    name="tmaze",
+    group=GROUP,
+    summary="T-Maze's epsilon-greedy (AMAGO example 04): annealed, but 0.5 / H inside the corridor.",
+    config=TMazeExplorationConfig,
+    factory="amago_envs.exploration.wrappers:build_tmaze",
 )

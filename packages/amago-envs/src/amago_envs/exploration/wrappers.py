@@ -23,7 +23,7 @@ from typing import Any
 import numpy as np
 
 from amago_core.rollout.env import AMAGOEnv
-from amago_envs.exploration.specs import BilevelConfig, EGreedyConfig
+from amago_envs.exploration.specs import BilevelConfig, EGreedyConfig, TMazeExplorationConfig
 
 
 class BilevelEpsilonGreedy:
@@ -216,4 +216,26 @@ def build_bilevel(
         start_step=start_step,
         quiet_steps=config.quiet_steps,
         quiet_eps=config.quiet_eps,
+    )
+
+
+def build_tmaze(
+    config: TMazeExplorationConfig,
+    *,
+    env: AMAGOEnv,
+    seed: int | None = None,
+    start_step: int = 0,
+    **_: Any,
+) -> EpsilonGreedy:
+    """Factory of the ``tmaze`` spec: epsilon-greedy whose quiet stretch is the T-Maze corridor."""
+    return EpsilonGreedy(
+        env,
+        eps_start=config.eps_start,
+        eps_end=config.eps_end,
+        steps_anneal=config.steps_anneal,
+        randomize_eps=config.randomize_eps,
+        seed=seed,
+        start_step=start_step,
+        quiet_steps=config.corridor_steps,
+        quiet_eps=config.corridor_eps,
     )

@@ -254,7 +254,8 @@ TMAZE_PRESETS: dict[str, dict[str, object]] = {
             "normalize_inputs": False,
         },
         "agent": {"kind": "agent", "reward_multiplier": 100.0, "gamma": 0.9999},
-        "exploration": {"kind": "egreedy", "eps_start": 1.0, "eps_end": 0.01, "steps_anneal": 100_000},
+        # Example 04's exploration: epsilon 1.0 -> 0.01 over 100k steps, but 0.5 / H inside the corridor.
+        "exploration": {"kind": "tmaze", "corridor_length": _TMAZE_CORRIDOR},
         "rollout": {"sample_actions_train": False, "sample_actions_val": False},
     },
     **{
@@ -262,16 +263,13 @@ TMAZE_PRESETS: dict[str, dict[str, object]] = {
             "run": {"max_seq_len": length},
             "replay": {"traj_save_len": length},
             "schedule": {"val_timesteps_per_epoch": length},
-            # Example 04's exploration: a quiet corridor (steps 1 .. H - 3 at epsilon 0.5 / H), the schedule
-            # at the start and near the junction.
-            "exploration": {"quiet_steps": (1, _TMAZE_CORRIDOR - 3), "quiet_eps": 0.5 / _TMAZE_CORRIDOR},
         }
         for task, length in _TMAZE_EPISODE.items()
     },
 }
 """Example 04 (T-Maze): argmax actions, reward x100, gamma 0.9999, one whole episode per sequence and file
 (lengths and the quiet corridor for the default 10-cell corridor; raise them with ``corridor_length``).
-Epsilon-greedy anneals over 100k steps, except in the corridor (``exploration.quiet_steps``)."""
+Exploration is the ``tmaze`` plugin: epsilon-greedy annealed over 100k steps, except in the corridor."""
 
 _LAKE_ROLLOUT = 25 * 10  # size² steps per attempt (5x5 lake) x k_episodes=10
 FROZEN_LAKE_PRESETS: dict[str, dict[str, object]] = {
