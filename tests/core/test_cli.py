@@ -56,6 +56,7 @@ def test_list_all_kinds_json_has_every_kind():
         "agents",
         "explorations",
         "envs",
+        "relabelers",
     }
 
 

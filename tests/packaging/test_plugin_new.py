@@ -36,6 +36,7 @@ GENERATED = {
     "agents": "my_agent",
     "explorations": "my_explore",
     "envs": "my_memory",
+    "relabelers": "my_relabel",
 }
 """Group -> the name the slow test generates (none of them is installed in the workspace)."""
 
@@ -54,7 +55,7 @@ def test_an_unknown_group_lists_the_groups(tmp_path):
     assert result.exit_code == 2
     assert result.stderr == (
         "amago: error: unknown component group 'traj-encoder-ish'. Did you mean 'traj-encoders'? "
-        "Groups: traj-encoders, tstep-encoders, agents, explorations, envs.\n"
+        "Groups: traj-encoders, tstep-encoders, agents, explorations, envs, relabelers.\n"
     )
     assert not any(tmp_path.iterdir())
 
@@ -367,10 +368,11 @@ def test_generated_plugins_install_pass_their_own_tests_and_are_listed(tmp_path)
                 env=env,
             )
 
-    # All five together, for one tiny epoch of collection, learning and evaluation.
+    # All six together, for one tiny epoch of collection, learning and evaluation.
     runs = tmp_path / "runs"
     options = {
         "run.ckpt_base_dir": runs,
+        "replay.relabeler": "my_relabel",
         "rollout.parallel_actors": 2,
         "tstep_encoder.d_output": 16,
         "traj_encoder.d_hidden": 16,
@@ -394,6 +396,7 @@ def test_generated_plugins_install_pass_their_own_tests_and_are_listed(tmp_path)
         "traj_encoder": "amago-plugin-my-lstm==0.1.0",
         "agent": "amago-plugin-my-agent==0.1.0",
         "exploration": "amago-plugin-my-explore==0.1.0",
+        "relabeler": "amago-plugin-my-relabel==0.1.0",
     }
     assert list((runs / "all" / "buffer" / "fifo").glob("MyMemory-L4_*.npz"))
 

@@ -26,7 +26,7 @@ GroupArgument = Annotated[
     str | None,
     typer.Argument(
         metavar="[GROUP]",
-        help="traj-encoders, tstep-encoders, agents, explorations or envs; every group when left out.",
+        help="traj-encoders, tstep-encoders, agents, explorations, envs or relabelers; every group when left out.",
     ),
 ]
 JsonOption = Annotated[bool, typer.Option("--json", help="Print JSON for scripts instead of a table.")]

@@ -23,6 +23,7 @@ from amago_core.plugins.groups import (
     AGENTS,
     ENV_SUITES,
     EXPLORATIONS,
+    RELABELERS,
     TRAJ_ENCODERS,
     TSTEP_ENCODERS,
     ComponentGroup,
@@ -137,6 +138,20 @@ GROUP_TEMPLATES: dict[str, GroupTemplate] = {
                 "ids, tasks and presets resolve"
             ),
             usage="amago list envs {name}\namago run --env {env_id}-short\namago run --env {env_id}-long -o env.length=24",
+        ),
+        GroupTemplate(
+            group=RELABELERS,
+            dependencies=("amago-core", "numpy>=1.26", "pydantic>=2.7"),
+            test_dependencies=(),
+            description=(
+                "A relabeler that scales and clips rewards as training loads stored trajectories, for amago."
+            ),
+            implementation="`relabeler.py`: a subclass of `amago_core.data.dataset.Relabeler`",
+            checks=(
+                "that rewards are scaled then clipped, that what the policy reads (observations, previous rewards, "
+                "actions) stays as stored, and that the replay buffer trains on relabeled rewards and keeps its files"
+            ),
+            usage="amago show relabelers {name}\namago run --env tmaze-passive -o replay.relabeler={name}",
         ),
     )
 }
@@ -370,7 +385,9 @@ app = typer.Typer(help="Start a plugin of your own.", no_args_is_help=True)
 def new_command(
     group: Annotated[
         str,
-        typer.Argument(metavar="GROUP", help="traj-encoders, tstep-encoders, agents, explorations or envs."),
+        typer.Argument(
+            metavar="GROUP", help="traj-encoders, tstep-encoders, agents, explorations, envs or relabelers."
+        ),
     ],
     name: Annotated[
         str,

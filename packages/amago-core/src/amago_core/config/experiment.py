@@ -14,7 +14,7 @@ from pydantic import Field, field_validator, model_validator
 from pydantic_core import PydanticCustomError
 
 from amago_core.config.component import ComponentConfig
-from amago_core.config.slots import ComponentSlot, EnvSlot
+from amago_core.config.slots import ComponentSlot, EnvSlot, RelabelerSlot
 from amago_core.config.strict import StrictModel
 from amago_core.plugins.errors import PluginError
 from amago_core.plugins.groups import AGENTS, EXPLORATIONS, TRAJ_ENCODERS, TSTEP_ENCODERS
@@ -118,6 +118,10 @@ class ReplaySection(StrictModel):
     """Let sampled windows run off the start/end of a file (padded, masked) so edges are seen as often as the middle."""
     has_dset_edit_rights: bool = True
     """Whether this process may delete old FIFO files (False for extra collect-only processes)."""
+    relabeler: Annotated[ComponentConfig | str, RelabelerSlot()] | None = None
+    """Rewrites each stored trajectory as training loads it (hindsight relabeling): a relabeler name
+    (`amago list relabelers`, e.g. `hindsight` for MazeRunner) or a table with `kind` and its options. None: train
+    on the trajectories as stored. The files on disk never change."""
 
 
 class OptimSection(StrictModel):

@@ -15,7 +15,7 @@ from pydantic_core import PydanticCustomError, core_schema
 
 from amago_core.config.component import ComponentConfig, EnvSuiteConfig
 from amago_core.plugins.errors import PluginError
-from amago_core.plugins.groups import ENV_SUITES, ComponentGroup
+from amago_core.plugins.groups import ENV_SUITES, RELABELERS, ComponentGroup
 
 
 def _registry(group: ComponentGroup):
@@ -100,6 +100,26 @@ class EnvSlot(ComponentSlot):
             if task is not None:
                 data["task"] = task
             value = data
+        return super().validate(value)
+
+
+class RelabelerSlot(ComponentSlot):
+    """The ``replay.relabeler`` slot: a relabeler name or table, or None for no relabeling.
+
+    A slot inside a section rather than a top-level field: the config names registered relabelers only, so a
+    ``Relabeler`` object (which the Python API takes through its dataset) is refused with the way to pass it.
+    """
+
+    def __init__(self) -> None:
+        super().__init__(RELABELERS)
+
+    def validate(self, value: Any) -> ComponentConfig:
+        if callable(getattr(value, "relabel", None)):
+            msg = (
+                "a {cls} object is not a config value (the config names registered relabelers, see `amago list "
+                "relabelers`); pass it through the dataset: Experiment(dataset=DiskTrajDataset(..., relabeler=it))"
+            )
+            raise PydanticCustomError("component", msg, {"cls": type(value).__name__})
         return super().validate(value)
 
 

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from amago_core.config.experiment import SLOT_KEYS, ExperimentConfig, installed_default
+from amago_core.plugins.groups import RELABELERS
 
 ENV_PREFIX = "AMAGO_"
 ENV_NESTING = "__"
@@ -26,6 +27,11 @@ ENV_ALIASES = {
     "AMAGO_WANDB_PROJECT": ("logging", "wandb_project"),
     "AMAGO_WANDB_ENTITY": ("logging", "wandb_entity"),
 }
+
+
+COMPONENT_KEYS = (*SLOT_KEYS, RELABELERS.key)
+"""Keys whose value names a component (a name, or a table with ``kind``) wherever they sit in a config tree:
+the top-level slots and ``replay.relabeler``. Options given for one keep its name; another name drops them."""
 
 
 class ConfigSourceError(ValueError):
@@ -51,7 +57,7 @@ def _set_path(target: dict[str, Any], path: list[str], value: Any, source: str) 
     node = target
     for part in path[:-1]:
         child = node.get(part)
-        if isinstance(child, str) and part in SLOT_KEYS:  # a slot named so far gains options
+        if isinstance(child, str) and part in COMPONENT_KEYS:  # a slot named so far gains options
             child = {"id" if part == "env" else "kind": child}
         if child is None:
             child = {}
@@ -90,19 +96,23 @@ def deep_merge(base: dict[str, Any], update: Mapping[str, Any]) -> dict[str, Any
         old = merged.get(key)
         marker = "id" if key == "env" else "kind"
         if (
-            key in SLOT_KEYS
+            key in COMPONENT_KEYS
             and isinstance(new, str)
             and isinstance(old, Mapping)
             and not {"id", "kind"} & set(old)
         ):
             merged[key] = {marker: new, **old}  # options given before the choice (a preset): keep them
-        elif key in SLOT_KEYS and old is not None and slot_kind(new, key) not in (None, slot_kind(old, key)):
+        elif (
+            key in COMPONENT_KEYS
+            and old is not None
+            and slot_kind(new, key) not in (None, slot_kind(old, key))
+        ):
             merged[key] = new if not isinstance(new, Mapping) else dict(new)
-        elif key in SLOT_KEYS and isinstance(new, str) and isinstance(old, Mapping):
+        elif key in COMPONENT_KEYS and isinstance(new, str) and isinstance(old, Mapping):
             merged[key] = old  # same kind named again: keep the options already given
         elif isinstance(old, Mapping) and isinstance(new, Mapping):
             merged[key] = deep_merge(dict(old), new)
-        elif key in SLOT_KEYS and isinstance(old, str) and isinstance(new, Mapping):
+        elif key in COMPONENT_KEYS and isinstance(old, str) and isinstance(new, Mapping):
             merged[key] = {"id" if key == "env" else "kind": old, **new}
         else:
             merged[key] = dict(new) if isinstance(new, Mapping) else new

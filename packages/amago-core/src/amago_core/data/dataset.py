@@ -39,9 +39,10 @@ class Relabeler:
         return self.relabel(traj)
 
 
-def _worker_seed_key() -> tuple[int, int | None]:
-    # A DataLoader worker is a copy of the dataset made by fork or pickle: a generator created before the copy
-    # would give every worker the same samples. The (pid, worker seed) key notices the copy.
+def worker_seed_key() -> tuple[int, int | None]:
+    """``(process id, dataloader worker seed or None)``: changes when a dataset or relabeler has been copied into
+    a DataLoader worker (by fork or pickle), whose random generator must then be made afresh; a generator made
+    before the copy would give every worker the same draws."""
     torch = sys.modules.get("torch")
     info = torch.utils.data.get_worker_info() if torch is not None else None
     return os.getpid(), (int(info.seed) if info is not None else None)
@@ -108,7 +109,7 @@ class RLDataset(ABC):
     @property
     def rng(self) -> np.random.Generator:
         """This process's (and dataloader worker's) random generator."""
-        key = (*_worker_seed_key(), self.seed)
+        key = (*worker_seed_key(), self.seed)
         if self._rng is None or key != self._rng_key:
             if self.seed is None:
                 self._rng = np.random.default_rng()

@@ -39,6 +39,7 @@ from amago_core.config.experiment import ExperimentConfig
 from amago_core.config.flat import SLOT_NAMES
 from amago_core.data.files import atomic_write, is_traj_file
 from amago_core.experiment.collectors import CollectedData
+from amago_core.experiment.pools import actor_share
 
 if TYPE_CHECKING:
     from amago_core.experiment.interaction import InteractionMixin
@@ -179,6 +180,14 @@ def actor_config(job: ActorJob, index: int, folder: Path, reconstructed: bool) -
     )
 
 
+def actor_env_makers(make_env: Any, config: ExperimentConfig, index: int) -> Any:
+    """The env maker(s) of actor ``index``: a suite's makers know the global index of each of its envs
+    (``index * envs_per_actor`` onwards of ``actors * envs_per_actor``), so a suite that pins actors (each to a
+    game...) pins them across all Ray actors; other makers are the same for every actor."""
+    envs = config.ray.envs_per_actor or config.rollout.parallel_actors
+    return actor_share(make_env, index * envs, config.ray.actors * envs)
+
+
 @dataclass
 class WriteOutcome:
     """What :func:`write_files` did: files and bytes written, names rejected, names that already existed."""
@@ -239,7 +248,7 @@ class CollectorActor:
         classes = {flat_of_slot[slot]: cls for slot, cls in job.classes.items()}
         self.experiment = Experiment(
             actor_config(job, index, self.folder, self.reconstructed),
-            make_train_env=job.make_train_env,
+            make_train_env=actor_env_makers(job.make_train_env, job.config, index),
             **classes,
         )
         self.experiment.total_frames = job.start_frames
@@ -251,7 +260,7 @@ class CollectorActor:
             raise RuntimeError(msg)
         self.buffer: Path = buffer
         self.weights_version = -1
-        self.make_val_env = job.make_val_env
+        self.make_val_env = actor_env_makers(job.make_val_env, job.config, index)
         self.val_envs: Any = None  # built on the first evaluate call
 
     def _load_weights(self, weights: WeightsOffer) -> bool:

@@ -18,7 +18,14 @@ from typing import Any
 from amago_core.config.component import ComponentConfig
 from amago_core.config.experiment import ExperimentConfig
 from amago_core.plugins.errors import BrokenPluginError, PluginError
-from amago_core.plugins.groups import AGENTS, EXPLORATIONS, TRAJ_ENCODERS, TSTEP_ENCODERS, ComponentGroup
+from amago_core.plugins.groups import (
+    AGENTS,
+    EXPLORATIONS,
+    RELABELERS,
+    TRAJ_ENCODERS,
+    TSTEP_ENCODERS,
+    ComponentGroup,
+)
 from amago_core.plugins.registry import Registries, Registry
 from amago_core.plugins.spec import ComponentSpec
 
@@ -172,7 +179,11 @@ SLOT_GROUPS: dict[str, ComponentGroup] = {
     "agent": AGENTS,
     "exploration": EXPLORATIONS,
 }
-"""The component slots a run builds (the env slot is built by the env pools)."""
+"""The top-level component slots a run builds (the env slot is built by the env pools; the relabeler, whose slot
+is ``replay.relabeler``, by the dataset)."""
+
+RELABELER_SLOT = "relabeler"
+"""The relabeler's name among a run's slots (its config path is ``replay.relabeler``)."""
 
 
 @dataclass(frozen=True)
@@ -183,6 +194,7 @@ class RunComponents:
     traj_encoder: ResolvedComponent
     agent: ResolvedComponent
     exploration: ResolvedComponent | None
+    relabeler: ResolvedComponent | None = None
 
     @classmethod
     def resolve(
@@ -194,14 +206,35 @@ class RunComponents:
             choice = classes.get(slot, getattr(config, slot))
             resolved[slot] = None if choice is None else resolve_component(registries[group], slot, choice)
         exploration = resolved.pop("exploration")
-        return cls(exploration=exploration, **{k: v for k, v in resolved.items() if v is not None})
+        relabeler = config.replay.relabeler
+        return cls(
+            exploration=exploration,
+            relabeler=None
+            if relabeler is None
+            else resolve_component(registries[RELABELERS], RELABELER_SLOT, relabeler),
+            **{k: v for k, v in resolved.items() if v is not None},
+        )
 
     def slots(self) -> dict[str, ResolvedComponent]:
-        """The resolved slots by name (the exploration slot only when a run explores)."""
+        """The resolved slots by name (exploration and relabeler only when a run uses them)."""
         found = {"tstep_encoder": self.tstep_encoder, "traj_encoder": self.traj_encoder, "agent": self.agent}
         if self.exploration is not None:
             found["exploration"] = self.exploration
+        if self.relabeler is not None:
+            found[RELABELER_SLOT] = self.relabeler
         return found
+
+    def build_relabeler(self, **context: Any) -> Any:
+        """The run's relabeler, built with the names of ``context`` its config lists in ``inferred_context``
+        (None when the run relabels nothing).
+
+        Raises:
+            ComponentBuildError: the factory raised (see :meth:`ResolvedComponent.build`).
+        """
+        if self.relabeler is None:
+            return None
+        wanted = getattr(type(self.relabeler.config), "inferred_context", ())
+        return self.relabeler.build(**{k: v for k, v in context.items() if k in wanted})
 
     def load_factories(self) -> None:
         """Imports every slot's factory (see :meth:`ResolvedComponent.load_factory`)."""

@@ -8,8 +8,8 @@ replay its train twin's tasks and evaluation would score tasks the agent trained
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Literal
 
@@ -18,6 +18,7 @@ import numpy as np
 from amago_core.config.experiment import ExperimentConfig
 from amago_core.data.timestep import Timestep
 from amago_core.rollout import EnvCreator, EnvSuite, StepResult, VectorPool, make_pool
+from amago_core.rollout.suite import PerActorEnvSuite
 
 Role = Literal["train", "val", "test"]
 ROLES: tuple[Role, ...] = ("train", "val", "test")
@@ -29,11 +30,13 @@ EnvMakers = Callable[[], Any] | Sequence[Callable[[], Any]]
 
 
 def makers_per_actor(make_env: EnvMakers, n: int, what: str) -> list[Callable[[], Any]]:
-    """``make_env`` as ``n`` makers.
+    """``make_env`` as ``n`` makers: a suite's own per-actor makers, one maker repeated, or the list as given.
 
     Raises:
-        ValueError: a list whose length is not ``n``.
+        ValueError: a list whose length is not ``n``, or a suite that cannot split its envs among ``n`` actors.
     """
+    if isinstance(make_env, SuiteEnvMaker):
+        return make_env.for_actors(n)
     if callable(make_env):
         return [make_env] * n
     makers = list(make_env)
@@ -43,14 +46,73 @@ def makers_per_actor(make_env: EnvMakers, n: int, what: str) -> list[Callable[[]
     return makers
 
 
-def _make_suite_env(suite: EnvSuite, split: Role) -> Any:
-    # A module-level function over a picklable suite object, so `async` pools can ship it to their workers.
-    return suite.make_env(split)
+@dataclass(frozen=True)
+class SuiteEnvMaker:
+    """The env maker of one split of an env suite; picklable (``async`` pools ship it to their workers).
+
+    Called, it builds one env with ``suite.make_env(split)``. A pool asks it for one maker per actor
+    (:meth:`for_actors`), which a suite with ``actor_makers`` (a ``PerActorEnvSuite``) answers itself.
+
+    Attributes:
+        suite: the configured env suite.
+        split: ``train``, ``val`` or ``test``.
+        first_actor: the global index of this process's first actor (a Ray actor's share starts past those of
+            the Ray actors before it).
+        total_actors: how many actors share the suite's envs in all; None: the pool asking is all of them.
+    """
+
+    suite: EnvSuite
+    split: Role
+    first_actor: int = 0
+    total_actors: int | None = None
+
+    def __call__(self) -> Any:
+        return self.suite.make_env(self.split)
+
+    def share(self, first_actor: int, total_actors: int) -> SuiteEnvMaker:
+        """This maker for the actors ``first_actor`` onwards of ``total_actors`` in all."""
+        return replace(self, first_actor=first_actor, total_actors=total_actors)
+
+    def for_actors(self, n: int) -> list[Callable[[], Any]]:
+        """One maker per actor of a pool of ``n``: the suite's ``actor_makers`` if it has them, else this one.
+
+        Raises:
+            ValueError: the suite cannot split its envs among the actors, or ``n`` actors do not fit in this
+                maker's share.
+        """
+        if not isinstance(self.suite, PerActorEnvSuite):
+            return [self] * n
+        total = n if self.total_actors is None else self.total_actors
+        if self.first_actor + n > total:
+            msg = (
+                f"actors {self.first_actor}..{self.first_actor + n - 1} asked for envs but the suite's envs are "
+                f"split among {total} actors; give every collector the same number of envs."
+            )
+            raise ValueError(msg)
+        makers = list(self.suite.actor_makers(self.split, total))
+        if len(makers) != total:
+            msg = (
+                f"{type(self.suite).__name__}.actor_makers gave {len(makers)} env makers for {total} actors; "
+                "it must give exactly one per actor."
+            )
+            raise ValueError(msg)
+        return makers[self.first_actor : self.first_actor + n]
 
 
-def suite_makers(suite: EnvSuite) -> dict[Role, Callable[[], Any]]:
-    """One picklable env maker per role from an env suite."""
-    return {role: functools.partial(_make_suite_env, suite, role) for role in ROLES}
+def suite_makers(suite: EnvSuite) -> dict[Role, SuiteEnvMaker]:
+    """One picklable env maker per role from an env suite (expanded per actor by :func:`makers_per_actor`)."""
+    return {role: SuiteEnvMaker(suite, role) for role in ROLES}
+
+
+def actor_share(make_env: Any, first_actor: int, total_actors: int) -> Any:
+    """``make_env`` for the actors ``first_actor`` onwards of ``total_actors`` in all (a Ray actor's envs).
+
+    A suite's maker keeps its actors' global indices, so a suite that pins actors (to games...) pins them across
+    Ray actors as it would in one pool; any other maker (the Python API's) is returned as it is.
+    """
+    if isinstance(make_env, SuiteEnvMaker):
+        return make_env.share(first_actor, total_actors)
+    return make_env
 
 
 def first_reset_seed(seed: int | None, process: int, role: Role) -> int | None:

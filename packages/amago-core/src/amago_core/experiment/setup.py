@@ -122,7 +122,8 @@ class SetupMixin(InteractionMixin):
         check_shared_folders(self._accelerator, list(dict.fromkeys(folders)))
 
     def init_dsets(self) -> RLDataset:
-        """Configures the dataset (creating the default disk buffer if none was given)."""
+        """Configures the dataset (creating the default disk buffer, with the config's relabeler, if none was
+        given)."""
         replay, run = self.config.replay, self.config.run
         if self.dataset is None:
             self.dataset = DiskTrajDataset(
@@ -130,10 +131,20 @@ class SetupMixin(InteractionMixin):
                 dset_name=replay.dset_name or str(run.name),
                 dset_max_size=replay.dset_max_size,
                 dset_min_size=replay.dset_min_size,
+                relabeler=self.components.build_relabeler(
+                    seed=relabel_seed(run.seed, self._accelerator.process_index), env=self.config.env
+                ),
                 seed=run.seed,
                 # .traj files are pickles: read only when this run writes that format itself.
                 allow_pickle_files=replay.save_trajs_as == "traj",
             )
+        elif self.components.relabeler is not None:
+            msg = (
+                f"replay.relabeler is {self.components.relabeler.name!r}, but this run was given its own dataset, "
+                "which the relabeler cannot reach; pass the relabeler to that dataset "
+                "(DiskTrajDataset(..., relabeler=...)) or unset replay.relabeler."
+            )
+            raise ValueError(msg)
         self.dataset.seed_for_process(self._accelerator.process_index)
         self.dataset.configure(
             items_per_epoch=items_per_epoch(self.config, self._accelerator.num_processes),
@@ -244,6 +255,18 @@ class SetupMixin(InteractionMixin):
             data=self.dataset.get_description() if self.dataset is not None else "(evaluation only)",
         )
         tqdm.write("\n".join(lines))
+
+
+RELABEL_STREAM = 0x7E1A
+"""Entropy word that sets the relabelers' seeds apart from other streams drawn from the run's seed."""
+
+
+def relabel_seed(seed: int | None, process: int) -> int | None:
+    """The seed of process ``process``'s relabeler: its own stream of the run's seed, apart from the sampler's
+    and every other process's (None: unseeded)."""
+    if seed is None:
+        return None
+    return int(np.random.SeedSequence([seed, process, RELABEL_STREAM]).generate_state(1)[0])
 
 
 def _remove_empty_dirs(root: Path) -> None:

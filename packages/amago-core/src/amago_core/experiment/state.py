@@ -26,7 +26,7 @@ from amago_core.experiment.checkpoints import CheckpointStore
 from amago_core.experiment.components import RunComponents, UserClass
 from amago_core.experiment.logger import RunLogger
 from amago_core.experiment.naming import default_run_name
-from amago_core.experiment.pools import EnvMakers, RolePool, suite_makers
+from amago_core.experiment.pools import EnvMakers, RolePool, makers_per_actor, suite_makers
 from amago_core.experiment.processes import ProcessRole
 from amago_core.experiment.run_dir import RunPaths
 from amago_core.plugins.registry import Registries
@@ -174,6 +174,24 @@ class ExperimentState:
         if self.make_val_env is None and self.make_train_env is None:
             msg = "no env at all: pass make_train_env / make_val_env, or set env (an env id, see `amago list envs`)."
             raise ValueError(msg)
+        self._check_actor_counts()
+
+    def _check_actor_counts(self) -> None:
+        # Expanding the makers per actor only builds partials; done here so that a suite that cannot split its
+        # envs among the actors (ale-multigame's games) or a maker list of the wrong length is a config error
+        # before any run folder exists, not a failure in start().
+        rollout, ray = self.config.rollout, self.config.ray
+        if rollout.env_mode == "already_vectorized":
+            return  # one maker builds every env of the pool
+        train_actors = rollout.parallel_actors
+        if ray.actors:
+            train_actors = ray.actors * (ray.envs_per_actor or rollout.parallel_actors)
+        for maker, n, what in (
+            (self.make_train_env, train_actors, "make_train_env"),
+            (self.make_val_env, rollout.parallel_actors, "make_val_env"),
+        ):
+            if maker is not None:
+                makers_per_actor(maker, n, what)
 
     # ---- properties ----------------------------------------------------------------------------------------
     @property

@@ -16,7 +16,8 @@ class ComponentGroup:
     """One group of pluggable components.
 
     Attributes:
-        key: python-friendly identifier, also the experiment-config slot name (``traj_encoder``).
+        key: python-friendly identifier, also the experiment-config slot name (``traj_encoder``; the
+            relabeler's slot sits in the replay section: ``replay.relabeler``).
         entry_point_group: the ``importlib.metadata`` group plugins register under.
         cli_name: what users type after ``amago list`` (``traj-encoders``).
         label: human name for messages (``trajectory encoder``).
@@ -38,8 +39,18 @@ TSTEP_ENCODERS = ComponentGroup("tstep_encoder", "amago.tstep_encoders", "tstep-
 AGENTS = ComponentGroup("agent", "amago.agents", "agents", "agent")
 EXPLORATIONS = ComponentGroup("exploration", "amago.explorations", "explorations", "exploration wrapper")
 ENV_SUITES = ComponentGroup("env", "amago.env_suites", "envs", "env suite")
+RELABELERS = ComponentGroup("relabeler", "amago.relabelers", "relabelers", "relabeler")
+"""Rewrite stored trajectories as training loads them (hindsight relabeling). Their config slot is
+``replay.relabeler``, inside the replay section, rather than a top-level field like the other groups'."""
 
-GROUPS: tuple[ComponentGroup, ...] = (TRAJ_ENCODERS, TSTEP_ENCODERS, AGENTS, EXPLORATIONS, ENV_SUITES)
+GROUPS: tuple[ComponentGroup, ...] = (
+    TRAJ_ENCODERS,
+    TSTEP_ENCODERS,
+    AGENTS,
+    EXPLORATIONS,
+    ENV_SUITES,
+    RELABELERS,
+)
 
 
 def find_group(word: str) -> ComponentGroup:

@@ -337,6 +337,10 @@ class Registries:
     def env_suites(self) -> Registry:
         return self._by_key["env"]
 
+    @property
+    def relabelers(self) -> Registry:
+        return self._by_key["relabeler"]
+
     def resolve_env_id(self, env_id: str) -> tuple[str, str | None]:
         """Splits an env id into (suite name, task): the suite is the longest registered prefix.
 

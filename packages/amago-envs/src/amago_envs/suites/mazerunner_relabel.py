@@ -5,10 +5,12 @@ A stored MazeRunner episode (``relabel_info=True`` observations: ``obs``, ``achi
 timesteps are picked, their ``achieved`` cells are merged in time order with the real goals the agent did
 complete, and the uncompleted real goals follow. MazeRunner's reward rule is then replayed on the new goal
 sequence, so rewards, the reward column of ``rl2s``, the ``goals`` observations and the episode's end all
-match what the env would have produced had it asked for those goals. ``achieved`` is dropped afterwards: the
-policy must not see it (it is the relabeling's answer key).
+match what the env would have produced had it asked for those goals. ``achieved`` is dropped afterwards unless
+asked to stay (it repeats the cell ``obs`` already holds; AMAGO's encoder reads only ``obs`` and ``goals``).
 
-Use it through the disk buffer, whose files must hold whole episodes (``traj_save_len > time_limit``)::
+Use it through the disk buffer, whose files must hold whole episodes (``traj_save_len > time_limit``): from a
+config, ``replay.relabeler = "hindsight"`` (the spec is ``amago_envs.suites.relabel_specs.HINDSIGHT``); in
+Python::
 
     DiskTrajDataset(..., relabeler=MazeRunnerHindsightRelabeler(num_goals=3, strategy="some"))
 """
@@ -19,8 +21,11 @@ from typing import Literal
 
 import numpy as np
 
-from amago_core.data.dataset import Relabeler
+from amago_core.config.component import ComponentConfig
+from amago_core.data.dataset import Relabeler, worker_seed_key
 from amago_core.data.trajectory import FrozenTraj
+from amago_envs.suites.relabel_specs import HindsightConfig
+from amago_envs.suites.specs import MazeRunnerConfig
 
 DONE_GOAL = -1  # MazeRunner's value for reached goals and padding (amago_envs.suites.mazerunner.DONE_GOAL)
 
@@ -32,16 +37,25 @@ class MazeRunnerHindsightRelabeler(Relabeler):
     """Relabels whole MazeRunner episodes with goals taken from the cells the agent reached.
 
     Args:
-        num_goals: goals per episode of the env (``k``, the ``goals`` key's rows).
+        num_goals: goals per episode of the env (``k``, the ``goals`` key's rows), checked against each file.
+            None: read from each file's ``goals`` key.
         strategy: how many alternative goals to add when the agent completed ``n`` of ``k``: ``"all"`` adds
             ``k - n`` (every relabeled episode succeeds), ``"some"`` a uniform count in ``[0, k - n]``,
-            ``"none"`` none (only ``achieved`` is dropped).
-        seed: seed of the relabeling randomness (None: fresh entropy). Dataloader workers are copies of the
-            dataset, so a seeded relabeler makes the same choices in each; leave it None for training.
+            ``"none"`` none (only ``achieved`` is dropped, if asked).
+        seed: seed of the relabeling randomness (None: fresh entropy). Each dataloader worker derives a stream
+            of its own from it, so workers never make the same choices.
+        drop_achieved: remove the ``achieved`` key from relabeled episodes (keep it for timestep encoders that
+            read every observation key).
     """
 
-    def __init__(self, num_goals: int, strategy: Strategy = "some", seed: int | None = None) -> None:
-        if num_goals < 1:
+    def __init__(
+        self,
+        num_goals: int | None = None,
+        strategy: Strategy = "some",
+        seed: int | None = None,
+        drop_achieved: bool = True,
+    ) -> None:
+        if num_goals is not None and num_goals < 1:
             msg = f"num_goals must be >= 1 (the env's goals per episode); got {num_goals}."
             raise ValueError(msg)
         if strategy not in STRATEGIES:
@@ -49,15 +63,39 @@ class MazeRunnerHindsightRelabeler(Relabeler):
             raise ValueError(msg)
         self.num_goals = num_goals
         self.strategy = strategy
-        self.rng = np.random.default_rng(seed)
+        self.seed = seed
+        self.drop_achieved = drop_achieved
+        self._rng: np.random.Generator | None = None
+        self._rng_key: tuple[int, int | None] | None = None
+
+    @property
+    def rng(self) -> np.random.Generator:
+        """This process's (and dataloader worker's) generator, derived from :attr:`seed`.
+
+        A dataloader worker is a copy of the dataset and its relabeler made by fork or pickle: a generator made
+        before the copy would make the same choices in every worker, so each worker (noticed by its process id
+        and worker seed) makes its own.
+        """
+        key = worker_seed_key()
+        if self._rng is None or key != self._rng_key:
+            worker_seed = key[1] if key[1] is not None else 0
+            entropy = None if self.seed is None else [self.seed, worker_seed]
+            self._rng = np.random.default_rng(np.random.SeedSequence(entropy))
+            self._rng_key = key
+        return self._rng
+
+    @rng.setter
+    def rng(self, generator: np.random.Generator) -> None:
+        self._rng, self._rng_key = generator, worker_seed_key()
 
     def relabel(self, traj: FrozenTraj) -> FrozenTraj:
-        """Returns ``traj`` with relabeled goals and rewards, possibly shortened, without ``achieved``.
+        """Returns ``traj`` with relabeled goals and rewards, possibly shortened (``achieved`` dropped if asked).
 
         Raises:
             KeyError: the trajectory lacks the ``achieved`` or ``goals`` observation key (an env built without
                 ``relabel_info``).
-            ValueError: the ``goals`` key does not have ``num_goals`` rows, or the file is not a whole episode.
+            ValueError: the ``goals`` key does not have ``num_goals`` rows (of two coordinates), or the file is not
+                a whole episode.
         """
         missing = [k for k in ("achieved", "goals") if k not in traj.obs]
         if missing:
@@ -67,19 +105,23 @@ class MazeRunnerHindsightRelabeler(Relabeler):
             )
             raise KeyError(msg)
         goals_obs = traj.obs["goals"]
-        if goals_obs.shape[1:] != (self.num_goals, 2):
-            msg = f"'goals' observations have shape {goals_obs.shape[1:]}; expected ({self.num_goals}, 2)."
+        k = self.num_goals or (goals_obs.shape[1] if goals_obs.ndim == 3 else 0)
+        if goals_obs.shape[1:] != (k, 2) or k < 1:
+            msg = (
+                f"'goals' observations have shape {goals_obs.shape[1:]}; expected ({self.num_goals or 'k'}, 2): "
+                "collect with the mazerunner suite (its num_goals goal cells)."
+            )
             raise ValueError(msg)
         if int(traj.time_idxs[0, 0]) != 0:
             msg = (
                 f"MazeRunner relabeling needs whole episodes, got a file starting at step {int(traj.time_idxs[0, 0])}; "
-                "set replay.traj_save_len above the env's time_limit and replay.stagger_traj_file_lengths=false."
+                "set replay.traj_save_len above the env's time_limit and replay.stagger_traj_file_lengths=false "
+                "(--smoke and short step budgets cut files short: lower env.time_limit instead)."
             )
             raise ValueError(msg)
-        achieved = traj.obs.pop("achieved").reshape(-1, 2)
+        achieved = (traj.obs.pop("achieved") if self.drop_achieved else traj.obs["achieved"]).reshape(-1, 2)
         if self.strategy == "none":
             return traj
-        k = self.num_goals
         real_goals = [tuple(g) for g in goals_obs[0] if (g != DONE_GOAL).all()]
         # Transition t leads to observation t + 1: a reward there means a real goal was reached at t + 1.
         reward_steps = [int(t) + 1 for t in np.flatnonzero(traj.rews[:, 0] > 0)]
@@ -129,3 +171,37 @@ def _replay(traj: FrozenTraj, achieved: np.ndarray, sequence: list[tuple[int, ..
         traj.dones = traj.dones[: end - 1]
         traj.actions = traj.actions[: end - 1]
     return traj
+
+
+def build_hindsight_relabeler(
+    config: HindsightConfig, *, seed: int | None = None, env: ComponentConfig | None = None
+) -> MazeRunnerHindsightRelabeler:
+    """The ``hindsight`` relabeler of a run (``replay.relabeler = "hindsight"``).
+
+    Args:
+        config: the relabeler's options.
+        seed: the run's relabeling seed for this process (None: fresh entropy).
+        env: the run's env suite config; None when the envs come from Python makers (the goal count is then
+            read from the data).
+
+    Raises:
+        ValueError: the run's env is not MazeRunner, or MazeRunner without its dict observations.
+    """
+    num_goals = None
+    if env is not None:
+        if not isinstance(env, MazeRunnerConfig):
+            msg = (
+                f"the hindsight relabeler rewrites MazeRunner episodes, but the env is {env.kind!r}; use "
+                "--env mazerunner, or unset replay.relabeler."
+            )
+            raise ValueError(msg)
+        if not env.relabel_info:
+            msg = (
+                "the hindsight relabeler needs MazeRunner's dict observations (achieved, goals); set "
+                "env.relabel_info=true."
+            )
+            raise ValueError(msg)
+        num_goals = env.num_goals
+    return MazeRunnerHindsightRelabeler(
+        num_goals, config.strategy, seed=seed, drop_achieved=config.drop_achieved
+    )

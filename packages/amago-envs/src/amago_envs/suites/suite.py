@@ -17,6 +17,13 @@ SPLITS: tuple[str, ...] = ("train", "val", "test")
 """The data splits an experiment asks a suite for."""
 
 
+def check_split(split: str) -> None:
+    """Raises ValueError (with a did-you-mean) when ``split`` is not ``train``, ``val`` or ``test``."""
+    if split not in SPLITS:
+        msg = f"unknown split {split!r}.{did_you_mean(split, SPLITS)} Use one of: {', '.join(SPLITS)}."
+        raise ValueError(msg)
+
+
 class BuiltinSuite(ABC):
     """A configured env suite: makes fresh environments of one task for an experiment.
 
@@ -83,9 +90,7 @@ class BuiltinSuite(ABC):
         Raises:
             ValueError: ``split`` is not one of the three.
         """
-        if split not in SPLITS:
-            msg = f"unknown split {split!r}.{did_you_mean(split, SPLITS)} Use one of: {', '.join(SPLITS)}."
-            raise ValueError(msg)
+        check_split(split)
         return AMAGOEnv(self.make_gym_env(), env_name=self.env_name)
 
     def __repr__(self) -> str:

@@ -1,9 +1,9 @@
 """Spec and config of the ``ale`` env suite (imports neither torch, gymnasium nor ale-py).
 
 Env ids: ``ale-<Game>`` with the game as gymnasium's ``ALE/<Game>-v5`` spells it (``ale-Pong``,
-``ale-MsPacman``), or ``ale-multigame`` (default): a random game per episode from ``games`` (AMAGO's ten
-by default). Every game uses the full 18-action set so that they share one action space, and logs go
-under the game's name.
+``ale-MsPacman``), or ``ale-multigame`` (default): the games of ``games`` (AMAGO's ten by default), actors
+pinned to them round-robin (``game_assignment``). Every game uses the full 18-action set so that they share
+one action space, and logs go under the game's name.
 """
 
 from __future__ import annotations
@@ -51,7 +51,13 @@ class ALEConfig(EnvSuiteConfig):
     """Registered name of this env suite."""
 
     games: list[str] = Field(default_factory=lambda: list(AMAGO_GAMES))
-    """``ale-multigame``: the games drawn from (uniformly, one per episode). Ignored for ``ale-<Game>``."""
+    """``ale-multigame``: the games played (see ``game_assignment``). Ignored for ``ale-<Game>``."""
+
+    game_assignment: Literal["round_robin", "random"] = "round_robin"
+    """``ale-multigame``: ``round_robin`` pins actor i to ``games[i % len(games)]`` for every episode, as AMAGO's
+    example 08 does, so every game always gets its share of the data (episode lengths differ widely between
+    games); the actor count (``rollout.parallel_actors``, with Ray ``ray.actors x ray.envs_per_actor``) must be
+    a multiple of ``len(games)``. ``random``: every actor draws a game per episode."""
 
     resolution: tuple[int, int] = (84, 84)
     """Height and width frames are resized to."""
@@ -103,10 +109,17 @@ class ALEConfig(EnvSuiteConfig):
                 raise ValueError(msg)
         return games
 
+    def smoke_options(self) -> dict[str, Any]:
+        """``--smoke`` runs 2 actors: pinned round-robin, they play the first 2 games (a count that divides)."""
+        if self.task in (None, MULTIGAME) and self.game_assignment == "round_robin" and len(self.games) > 2:
+            return {"games": self.games[:2]}
+        return {}
+
 
 # Example 08 (multi-game Atari): an 80-step context over trajectories saved 3x that long, rewards x0.25 (they
 # are not clipped), no offline loss for the single-task agent, an IMPALA CNN on channels-first colour frames
-# with DrQ augmentation, 5-frame skip, and 30 minutes of game time (21,600 steps) per evaluation.
+# with DrQ augmentation, 5-frame skip, and 30 minutes of game time (21,600 steps) per evaluation. Multi-game:
+# one actor per default game (actors are pinned to games round-robin, so their count is a multiple of it).
 _ALE_SEQ = 80
 ALE_PRESETS: dict[str, Any] = {
     "*": {
@@ -122,6 +135,7 @@ ALE_PRESETS: dict[str, Any] = {
         },
         "agent": {"kind": "agent", "reward_multiplier": 0.25, "offline_coeff": 0.0},
     },
+    MULTIGAME: {"rollout": {"parallel_actors": len(AMAGO_GAMES)}},
 }
 
 ALE = ComponentSpec(

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import functools
+from collections.abc import Callable
 from typing import Any
 
 import gymnasium
@@ -9,11 +11,21 @@ import gymnasium
 from amago_core.rollout.env import AMAGOEnv
 from amago_envs.suites.ale.env import MultiGameAtari, make_atari_game
 from amago_envs.suites.ale.specs import MULTIGAME, ALEConfig
-from amago_envs.suites.suite import SPLITS, BuiltinSuite
+from amago_envs.suites.suite import SPLITS, BuiltinSuite, check_split
+
+
+def actor_counts_near(n_actors: int, n_games: int) -> list[int]:
+    """The multiples of ``n_games`` next to ``n_actors`` (below and above it; the first one when below it)."""
+    below = n_actors // n_games * n_games
+    return [count for count in (below, below + n_games) if count > 0]
 
 
 class ALESuite(BuiltinSuite):
-    """Atari games; train, val and test play the same games (the emulator's randomness differs per run)."""
+    """Atari games; train, val and test play the same games (the emulator's randomness differs per run).
+
+    ``ale-multigame`` pins each actor to one game round-robin (``game_assignment``): the experiment loop asks
+    :meth:`actor_makers` for its pools' envs.
+    """
 
     config_type = ALEConfig
     config: ALEConfig
@@ -29,7 +41,7 @@ class ALESuite(BuiltinSuite):
         return "ALE-multigame" if self.task == MULTIGAME else self.required_task
 
     def _game_options(self) -> dict[str, Any]:
-        options = self.config.model_dump(exclude={"kind", "task", "games"})
+        options = self.config.model_dump(exclude={"kind", "task", "games", "game_assignment"})
         options["resolution"] = tuple(options["resolution"])
         return options
 
@@ -44,3 +56,32 @@ class ALESuite(BuiltinSuite):
         if self.task != MULTIGAME or split not in SPLITS:
             return super().make_env(split)  # the base class also rejects unknown splits
         return AMAGOEnv(self.make_gym_env(), env_name=None)
+
+    def make_game_env(self, split: str, game: str) -> AMAGOEnv:
+        """An env that plays only ``game`` (an actor pinned to it), named after it like the multi-game env.
+
+        Raises:
+            ValueError: ``split`` is not ``train``, ``val`` or ``test``.
+        """
+        check_split(split)
+        return AMAGOEnv(make_atari_game(game, **self._game_options()), env_name=game)
+
+    def actor_makers(self, split: str, n_actors: int) -> list[Callable[[], AMAGOEnv]]:
+        """One env maker per actor: with ``round_robin`` multi-game, actor i plays ``games[i % len(games)]``.
+
+        Raises:
+            ValueError: ``round_robin`` and ``n_actors`` is not a multiple of the number of games.
+        """
+        check_split(split)
+        games = self.config.games
+        if self.task != MULTIGAME or self.config.game_assignment == "random":
+            return [functools.partial(self.make_env, split)] * n_actors
+        if n_actors % len(games):
+            counts = " or ".join(str(count) for count in actor_counts_near(n_actors, len(games)))
+            msg = (
+                f"ale-multigame pins actors to games round-robin, but {n_actors} actors do not divide among "
+                f"{len(games)} games; use {counts} actors (rollout.parallel_actors; with Ray, ray.actors x "
+                "ray.envs_per_actor) or set env.game_assignment='random'."
+            )
+            raise ValueError(msg)
+        return [functools.partial(self.make_game_env, split, games[i % len(games)]) for i in range(n_actors)]
