@@ -4,6 +4,8 @@ The agent must reach ``--goals`` cells in order in a random maze. Stored episode
 loaded: cells the agent happened to reach become goals it was "asked" to reach (``--relabel some``/``all``),
 turning failures into successes for some instruction. Whole episodes are saved per file (the relabeler
 rewrites them whole) and the policy reads only ``obs`` and ``goals`` (``achieved`` is the relabeler's key).
+The relabeler is a component: ``replay.relabeler = {kind = "hindsight", strategy = "some"}`` in a config, or
+``amago run --env mazerunner -o replay.relabeler=hindsight``.
 
     python examples/13_mazerunner_relabel.py --relabel some --run-name maze
     python examples/13_mazerunner_relabel.py --smoke
@@ -15,10 +17,6 @@ import argparse
 from typing import Any
 
 from _launch import TINY_TRANSFORMER, add_common_flags, launch
-
-from amago_core.config.experiment import ExperimentConfig
-from amago_core.data.disk_buffer import DiskTrajDataset
-from amago_envs.suites.mazerunner_relabel import MazeRunnerHindsightRelabeler
 
 SMOKE = TINY_TRANSFORMER
 
@@ -53,21 +51,17 @@ def main(argv: list[str] | None = None) -> dict[str, float]:
         "exploration": {"kind": "egreedy", "steps_anneal": 500_000},
         "run": {"max_seq_len": limit},
         # One file per whole episode: relabeling needs the episode from its first goal to its end.
-        "replay": {"traj_save_len": limit + 1, "stagger_traj_file_lengths": False},
+        "replay": {
+            "traj_save_len": limit + 1,
+            "stagger_traj_file_lengths": False,
+            # The encoder reads obs and goals only, so the relabeled files can drop the answer key.
+            "relabeler": {"kind": "hindsight", "strategy": args.relabel, "drop_achieved": True},
+        },
         "schedule": {
             "train_timesteps_per_epoch": limit + 1,
             "val_timesteps_per_epoch": 5 * limit,
         },
     }
-
-    def relabeling_dataset(config: ExperimentConfig) -> dict[str, Any]:
-        dataset = DiskTrajDataset(
-            dset_root=config.run.ckpt_base_dir,
-            dset_name=args.run_name,
-            dset_max_size=config.replay.dset_max_size,
-            relabeler=MazeRunnerHindsightRelabeler(num_goals=args.goals, strategy=args.relabel),
-        )
-        return {"dataset": dataset}
 
     return launch(
         job,
@@ -75,7 +69,6 @@ def main(argv: list[str] | None = None) -> dict[str, float]:
         smoke_job=SMOKE,
         eval_timesteps=5 * limit if args.smoke else 20 * limit,
         name="13",
-        before_build=relabeling_dataset,
     )
 
 
