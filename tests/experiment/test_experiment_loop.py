@@ -36,7 +36,10 @@ def test_run_writes_amagos_layout_and_metrics(tiny_job, tmp_path):
     assert (root / "ckpts" / "latest" / "policy.safetensors").is_file()
     for epoch in range(3):
         assert (root / "ckpts" / "policy_weights" / f"policy_epoch_{epoch}.safetensors").is_file()
-        assert (root / "ckpts" / "training_states" / f"tiny_epoch_{epoch}" / "progress.json").is_file()
+    # schedule.keep_states = 2: the newest two training states stay.
+    states = sorted(p.name for p in (root / "ckpts" / "training_states").iterdir())
+    assert states == ["tiny_epoch_1", "tiny_epoch_2"]
+    assert all((root / "ckpts" / "training_states" / name / "progress.json").is_file() for name in states)
     assert list((root / "buffer" / "fifo").glob("TMaze-Passive-H3_*.npz"))
     records = [json.loads(line) for line in (root / "metrics.jsonl").read_text().splitlines()]
     for record in records:
@@ -109,7 +112,7 @@ def test_resume_continues_after_the_newest_checkpoint(tiny_job):
         assert second.grad_update_counter == steps_after_two
         assert second.total_frames == frames_after_two
         second.learn()
-        assert second.paths.saved_epochs() == [0, 1, 2]
+        assert second.paths.saved_epochs() == [1, 2]  # the newest keep_states = 2
         assert second.grad_update_counter > steps_after_two
     finally:
         second.close()

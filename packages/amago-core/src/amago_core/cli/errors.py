@@ -19,6 +19,9 @@ RUNTIME_ERROR = 1
 """Exit code of a run that failed after it started (a usage error exits 2)."""
 ABORTED = 130
 """Exit code after Ctrl-C (128 + SIGINT), as shells report it."""
+WRITE_FAILED = 74
+"""Exit code of a run stopped because the run folder could not be written (disk full, quota, read-only):
+sysexits' EX_IOERR, so a job script can tell "free space and resume" from a failed run (1)."""
 
 
 DebugFlag = Annotated[bool, typer.Option("--debug", help="Full tracebacks instead of one-line errors.")]

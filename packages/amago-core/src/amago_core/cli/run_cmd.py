@@ -10,14 +10,15 @@ import inspect
 import signal
 import sys
 import tempfile
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Annotated, Any
 
 import typer
 
 from amago_core.cli.budget import size_run
-from amago_core.cli.errors import DebugFlag, debugging, one_line_errors
+from amago_core.cli.errors import WRITE_FAILED, DebugFlag, debugging, one_line_errors
 from amago_core.cli.output import fail, print_json
 
 ConfigFiles = Annotated[
@@ -218,6 +219,23 @@ def _checkpoint_truth(experiment: Any) -> str:
     )
 
 
+@contextmanager
+def _write_failures_exit(experiment: Any, debug: bool) -> Iterator[None]:
+    """A failed write into the run folder (disk full, quota, read-only) exits WRITE_FAILED with its one line,
+    which already names the checkpoint `--resume` continues from. Every process of a launch raises it; only the
+    main process prints it."""
+    try:
+        yield
+    except Exception as exc:
+        failure = None if debug else experiment.write_failure(exc)
+        if failure is None:
+            raise
+        accelerator = getattr(experiment, "accelerator", None)
+        if accelerator is not None and not accelerator.is_main_process:
+            raise typer.Exit(WRITE_FAILED) from None
+        fail(str(failure), code=WRITE_FAILED)
+
+
 def _train(config: Any, resume: Path | None, debug: bool, quiet: bool) -> None:
     from amago_core.experiment.naming import env_id_of
     from amago_core.experiment.plot import plot_finished_run
@@ -225,7 +243,10 @@ def _train(config: Any, resume: Path | None, debug: bool, quiet: bool) -> None:
 
     experiment = experiment_or_fail(config, debug)
     final = None
-    with one_line_errors(debug, after=lambda: _checkpoint_truth(experiment)):
+    with (
+        one_line_errors(debug, after=lambda: _checkpoint_truth(experiment)),
+        _write_failures_exit(experiment, debug),
+    ):
         try:
             experiment.start(resume=resume is not None)
             if resume is not None:

@@ -7,6 +7,10 @@ Snippet lengths are drawn from ``[traj_save_len - stagger, traj_save_len + stagg
 ``stagger = max_seq_len``); with fixed lengths, training windows would always start at multiples of
 ``traj_save_len``.
 
+Each file is written under a hidden temp name and renamed into place (:func:`~amago_core.data.files.save_traj`),
+so a write that fails (a full disk, a read-only folder) leaves no partial file in the buffer, only the files
+written before it; the failure is raised as :class:`TrajectoryWriteError`, naming the file.
+
 Rows are recorded by reference (``(batched timestep, row)`` pairs) and only gathered into arrays when a file is
 written, so recording costs almost nothing per step. Timesteps handed to the writer must therefore not be
 modified afterwards (the env layer always builds fresh ones).
@@ -25,6 +29,14 @@ from amago_core.data.timestep import Timestep
 from amago_core.data.trajectory import FrozenTraj, Trajectory
 
 _Ref = tuple[Timestep, int]
+
+
+class TrajectoryWriteError(OSError):
+    """A trajectory file could not be written; ``errno`` and ``strerror`` are the write's, ``filename`` the file.
+
+    Built like a plain ``OSError(errno, strerror, filename)``, so it survives the trip back from an async env
+    worker (pickled) with its code and file.
+    """
 
 
 def _freeze_refs(refs: list[_Ref]) -> FrozenTraj:
@@ -161,17 +173,28 @@ class TrajectoryWriter:
 
         Returns:
             The written paths.
+
+        Raises:
+            TrajectoryWriteError: a file could not be written (the files before it are written and complete,
+                it and the rest stay queued).
         """
         if self.save_dir is None:
             self._finished.clear()
             return []
-        self.save_dir.mkdir(parents=True, exist_ok=True)
-        written = []
-        for stem, refs in self._finished:
-            if self.save_as == "traj":
-                data: Trajectory | FrozenTraj = Trajectory(ts.row(i) for ts, i in refs)
-            else:
-                data = _freeze_refs(refs)
-            written.append(save_traj(data, self.save_dir, stem, self.save_as, fsync=self.fsync))
-        self._finished.clear()
+        written: list[Path] = []
+        target = self.save_dir
+        try:
+            self.save_dir.mkdir(parents=True, exist_ok=True)
+            for stem, refs in self._finished:
+                target = self.save_dir / f"{stem}{'.traj' if self.save_as == 'traj' else '.npz'}"
+                if self.save_as == "traj":
+                    data: Trajectory | FrozenTraj = Trajectory(ts.row(i) for ts, i in refs)
+                else:
+                    data = _freeze_refs(refs)
+                written.append(save_traj(data, self.save_dir, stem, self.save_as, fsync=self.fsync))
+        except OSError as exc:
+            raise TrajectoryWriteError(exc.errno, exc.strerror or str(exc), str(target)) from exc
+        finally:
+            # The written ones leave the queue even when a later one fails: a retry writes no duplicates.
+            del self._finished[: len(written)]
         return written

@@ -1,8 +1,11 @@
-"""Checkpoints of an experiment: saving, loading, resuming and the latest weights other processes read."""
+"""Checkpoints of an experiment: saving (with retention), loading, resuming, the latest weights other processes
+read, and the one-line error a failed write into the run folder becomes."""
 
 from __future__ import annotations
 
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 from tqdm.auto import tqdm
@@ -15,6 +18,7 @@ from amago_core.experiment.checkpoints import (
     read_training_state,
     save_policy_weights,
 )
+from amago_core.experiment.run_dir import RunFolderWriteError, describe_write_failure, find_write_failure
 from amago_core.experiment.safe_state import DamagedStateError
 from amago_core.experiment.state import ExperimentState
 
@@ -38,28 +42,45 @@ class CheckpointingMixin(ExperimentState):
         )
 
     def _save_state(self, target: Path) -> Path:
-        return self._store().save(
-            target,
-            policy=self.policy,
-            optimizer=self.optimizer,
-            scheduler=self.lr_schedule,
-            progress=self.progress(),
-            dataset_rng=self.dataset.rng if self.dataset is not None else None,
-        )
+        with self._writing(target):
+            return self._store().save(
+                target,
+                policy=self.policy,
+                optimizer=self.optimizer,
+                scheduler=self.lr_schedule,
+                progress=self.progress(),
+                dataset_rng=self.dataset.rng if self.dataset is not None else None,
+            )
 
     def save_checkpoint(self) -> None:
         """Saves the full training state (model, optimiser, schedule, RNG, progress) and the policy weights of
-        this epoch, kept as the run's history (every ``ckpt_interval`` epochs)."""
+        this epoch (every ``ckpt_interval`` epochs), then removes the ones retention drops
+        (``schedule.keep_states``, ``keep_state_every``, ``keep_policies``, ``keep_policy_every``).
+
+        Pruning looks at every state and weights file in the folder, so a run resumed with a smaller
+        ``keep_states`` shrinks here. Nothing is removed when a write fails.
+
+        Raises:
+            RunFolderWriteError: a write failed (a full disk, a read-only folder); earlier checkpoints are intact.
+        """
         from amago_core.hooks.manager import hook_manager
 
+        store, schedule = self._store(), self.config.schedule
         target = self._save_state(self.paths.training_state(self.epoch))
-        if self._accelerator.is_main_process:
-            save_policy_weights(self.policy, self.paths.policy_at(self.epoch))
+        weights = self.paths.policy_at(self.epoch)
+        with self._writing(weights):
+            store.write_on_main(weights, lambda: save_policy_weights(self.policy, weights))
+        store.prune_states(schedule.keep_states, schedule.keep_state_every)
+        store.prune_policies(schedule.keep_policies, schedule.keep_policy_every)
         hook_manager().hook.amago_on_checkpoint(experiment=self, epoch=self.epoch, path=target)
 
     def save_rolling_state(self) -> None:
         """Saves the training state of the epoch just completed as the rolling one (what ``--resume`` continues
-        from), then removes the previous rolling state."""
+        from), then removes the previous rolling state.
+
+        Raises:
+            RunFolderWriteError: the write failed; the previous rolling state is intact.
+        """
         target = self._save_state(self.paths.rolling_state(self.epoch))
         self._store().prune_rolling(target)
 
@@ -155,8 +176,43 @@ class CheckpointingMixin(ExperimentState):
         return None if state is None else self._resume_from(state)
 
     def write_latest_policy(self) -> None:
-        """Writes the current weights to ``ckpts/latest`` (what collect-only processes read)."""
-        self._store().write_latest(self.policy)
+        """Writes the current weights to ``ckpts/latest`` (what collect-only processes read).
+
+        Raises:
+            RunFolderWriteError: the write failed; the previous file is intact.
+        """
+        with self._writing(self.paths.latest_policy):
+            self._store().write_latest(self.policy)
+
+    def write_failure(self, exc: BaseException) -> RunFolderWriteError | None:
+        """``exc`` as the one-line :class:`RunFolderWriteError` when a failed write into the run folder or its
+        buffer caused it (itself or a cause); None for any other error."""
+        if isinstance(exc, RunFolderWriteError):
+            return exc
+        found = find_write_failure(exc)
+        if found is None:
+            return None
+        error, path = found
+        if isinstance(error, RunFolderWriteError):
+            return error
+        return describe_write_failure(error, path, self.paths, self._buffer_dir())
+
+    def _buffer_dir(self) -> Path | None:
+        """The replay buffer's folder (a dataset without one on disk: None)."""
+        folder = getattr(self.dataset, "buffer_dir", None)
+        if folder is None and self.dataset is not None:
+            folder = getattr(self.dataset, "save_new_trajs_to", None)
+        return Path(folder) if folder is not None else None
+
+    @contextmanager
+    def _writing(self, path: Path) -> Iterator[None]:
+        """Turns an OSError of writing ``path`` into the one-line :class:`RunFolderWriteError`."""
+        try:
+            yield
+        except RunFolderWriteError:
+            raise
+        except OSError as exc:
+            raise describe_write_failure(exc, path, self.paths, self._buffer_dir()) from exc
 
     def read_latest_policy(self) -> None:
         """Loads ``ckpts/latest`` if it exists (says so once when it is not written yet)."""
@@ -169,4 +225,4 @@ class CheckpointingMixin(ExperimentState):
             self._dataset().delete()
 
 
-__all__ = ["CheckpointingMixin", "NoUsableCheckpointError", "RefusedStateError"]
+__all__ = ["CheckpointingMixin", "NoUsableCheckpointError", "RefusedStateError", "RunFolderWriteError"]

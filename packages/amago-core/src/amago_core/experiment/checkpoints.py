@@ -5,14 +5,22 @@ A training state folder holds the model (``model.safetensors``), the optimiser, 
 written last: a folder without it is incomplete and never loaded. Nothing here unpickles: a run folder may come
 from anyone. accelerate still prepares the model for DDP and mixed precision; its ``save_state``/``load_state``
 (pickle files) are not used.
+
+Writes never leave a half-written state where a resume would pick it: a state is filled under a hidden name and
+renamed into place once complete. A write that fails (a full disk, a read-only folder) removes its own partial
+files, leaves every earlier checkpoint as it was, and is raised in every process as an ``OSError`` naming the
+target. Retention (``schedule.keep_*``) removes old states and weights only after a newer one is complete.
 """
 
 from __future__ import annotations
 
 import json
+import os
 import random
 import shutil
 import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -23,7 +31,15 @@ from accelerate import Accelerator
 from safetensors import SafetensorError, safe_open
 from safetensors.torch import load_model, save_model
 
-from amago_core.experiment.run_dir import PROGRESS_FILE, RunPaths, atomic_write, atomic_write_json
+from amago_core.experiment.processes import gather
+from amago_core.experiment.run_dir import (
+    PROGRESS_FILE,
+    RunPaths,
+    atomic_write,
+    atomic_write_json,
+    kept_epochs,
+    os_error_code,
+)
 from amago_core.experiment.safe_state import DamagedStateError, load_state, save_state
 
 STATE_FORMAT = 1
@@ -73,12 +89,29 @@ class Progress:
         )
 
 
+@contextmanager
+def os_errors_of_safetensors() -> Iterator[None]:
+    """Re-raises safetensors' failed writes as the ``OSError`` they are (it reports ``No space left on device``
+    as a ``SafetensorError`` whose text alone holds the code); other safetensors errors pass unchanged."""
+    try:
+        yield
+    except SafetensorError as exc:
+        code = os_error_code(str(exc))
+        if code is None:
+            raise
+        raise OSError(code, os.strerror(code)) from exc
+
+
 def save_policy_weights(policy: torch.nn.Module, path: Path) -> None:
     """Writes ``policy``'s state (parameters and buffers: PopArt stats, input norms, targets) atomically.
 
     ``safetensors.torch.save_model`` de-duplicates shared tensors, which a plain ``save_file`` refuses.
+
+    Raises:
+        OSError: the write failed (the file at ``path``, if any, is left as it was).
     """
-    atomic_write(Path(path), lambda tmp: save_model(policy, str(tmp)))
+    with os_errors_of_safetensors():
+        atomic_write(Path(path), lambda tmp: save_model(policy, str(tmp)))
 
 
 def load_policy_weights(policy: torch.nn.Module, path: Path, retries: int = 1) -> None:
@@ -238,27 +271,63 @@ class CheckpointStore:
         progress: Progress,
         dataset_rng: np.random.Generator | None,
     ) -> Path:
-        """Writes a complete training state to ``target`` (under a temp name, renamed into place when complete)."""
+        """Writes a complete training state to ``target`` (under a temp name, renamed into place when complete).
+
+        Raises:
+            OSError: a write failed in some process (raised in every process, ``filename`` = ``target``). The
+                partial folder is removed; earlier states, and a state already at ``target``, stay as they were.
+        """
         accelerator, main = self.accelerator, self.accelerator.is_main_process
         incoming = target.with_name(f".{target.name}.incoming")
-        if main:
+
+        def make_incoming() -> None:
             shutil.rmtree(incoming, ignore_errors=True)
             incoming.mkdir(parents=True)
-        accelerator.wait_for_everyone()
-        save_state(random_states(dataset_rng), incoming, f"rng_{accelerator.process_index}")
-        accelerator.wait_for_everyone()
-        if main:
+
+        def write_main_files() -> None:
             save_model(policy, str(incoming / MODEL_FILE))
             save_state(optimizer.state_dict(), incoming, "optimizer")
             save_state(scheduler.state_dict(), incoming, "scheduler")
             if accelerator.scaler is not None:
                 save_state(accelerator.scaler.state_dict(), incoming, "grad_scaler")
             write_progress(incoming, asdict(progress))  # last: from here on the folder counts as complete
-            if target.exists():  # the same epoch saved again (a resumed run re-ran it)
-                shutil.rmtree(target)
-            incoming.rename(target)
-        accelerator.wait_for_everyone()
+            _move_into_place(incoming, target)
+
+        def remove_incoming() -> None:
+            shutil.rmtree(incoming, ignore_errors=True)  # frees what the failed write took
+
+        # Each phase ends with every process learning whether any failed (the barrier the phases need anyway),
+        # so a failure in one process never leaves the others waiting at a barrier it will not reach.
+        self._agree(_attempt(make_incoming) if main else None, target, remove_incoming)
+        rng_file = f"rng_{accelerator.process_index}"
+        self._agree(
+            _attempt(lambda: save_state(random_states(dataset_rng), incoming, rng_file)),
+            target,
+            remove_incoming,
+        )
+        self._agree(_attempt(write_main_files) if main else None, target, remove_incoming)
         return target
+
+    def write_on_main(self, path: Path, write: Callable[[], None]) -> None:
+        """Runs ``write`` (a write of ``path``) on the main process; a failure there is raised in every process.
+
+        Raises:
+            OSError: the write failed (``filename`` = ``path``).
+        """
+        self._agree(_attempt(write) if self.accelerator.is_main_process else None, path, None)
+
+    def _agree(self, failure: OSError | None, path: Path, clean_up: Callable[[], None] | None) -> None:
+        """Shares each process's write failure (or None) with every process; raises the first one everywhere."""
+        failures = [f for f in gather(self.accelerator, failure) if f is not None]
+        if not failures:
+            return
+        if clean_up is not None and self.accelerator.is_main_process:
+            clean_up()
+        first = failures[0]
+        error = OSError(first.errno, first.strerror or str(first), str(path))
+        if failure is not None:
+            raise error from failure
+        raise error
 
     def apply(
         self,
@@ -297,18 +366,72 @@ class CheckpointStore:
                 skipped.append(f"skipping the checkpoint of epoch {epoch}: {exc}")
         return None, skipped
 
+    def prune_states(self, newest: int, every: int | None) -> list[Path]:
+        """Removes the kept training states a retention rule drops (main process; after the newest is complete).
+
+        Only complete states count: a folder without ``progress.json`` never pushes a complete one out (it is
+        left alone), and the newest complete state is always kept. Hidden folders of saves that a kill cut
+        short (``.*.incoming``, ``.*.replaced``) go too: only this process writes them, and its save has finished.
+
+        Args:
+            newest: keep the newest N complete states (``schedule.keep_states``).
+            every: also keep every epoch that is a multiple of it (``schedule.keep_state_every``).
+
+        Returns:
+            The removed folders.
+        """
+        if not self.accelerator.is_main_process:
+            return []
+        folder = self.paths.training_states
+        states = [(epoch, path) for epoch, path in self.paths.saved_states() if path.parent == folder]
+        keep = kept_epochs((epoch for epoch, _ in states), newest, every)
+        removed = [path for epoch, path in states if epoch not in keep]
+        removed += _stale_save_folders(folder)
+        for path in removed:
+            shutil.rmtree(path, ignore_errors=True)
+        return removed
+
+    def prune_policies(self, newest: int | None, every: int | None) -> list[Path]:
+        """Removes the policy weights a retention rule drops (main process; after the newest is written).
+
+        Args:
+            newest: keep the newest N files (``schedule.keep_policies``; None: all).
+            every: also keep every epoch that is a multiple of it (``schedule.keep_policy_every``).
+
+        Returns:
+            The removed files (with temp files a killed write left behind).
+        """
+        if not self.accelerator.is_main_process:
+            return []
+        policies = self.paths.saved_policies()
+        keep = kept_epochs((epoch for epoch, _ in policies), newest, every)
+        removed = [path for epoch, path in policies if epoch not in keep]
+        if self.paths.policy_weights.is_dir():
+            removed += list(self.paths.policy_weights.glob(".policy_epoch_*.tmp"))
+        for path in removed:
+            path.unlink(missing_ok=True)
+        return removed
+
     def prune_rolling(self, keep: Path) -> None:
-        """Removes the rolling states older than ``keep`` (after ``keep`` is complete; main process)."""
+        """Removes the rolling states older than ``keep`` (after ``keep`` is complete; main process), and hidden
+        folders of rolling saves a kill cut short."""
         if not self.accelerator.is_main_process:
             return
         for _, folder in self.paths.saved_states():
             if folder.parent == keep.parent and folder != keep and folder.name.startswith("state_epoch_"):
                 shutil.rmtree(folder, ignore_errors=True)
+        for stale in _stale_save_folders(keep.parent):
+            shutil.rmtree(stale, ignore_errors=True)
 
     def write_latest(self, policy: torch.nn.Module) -> None:
-        """Writes the current weights to ``ckpts/latest`` (main process; what collect-only processes read)."""
-        if self.accelerator.is_main_process:
-            save_policy_weights(policy, self.paths.latest_policy)
+        """Writes the current weights to ``ckpts/latest`` (main process; what collect-only processes read).
+
+        Raises:
+            OSError: the write failed (in every process; the previous file stays).
+        """
+        self.write_on_main(
+            self.paths.latest_policy, lambda: save_policy_weights(policy, self.paths.latest_policy)
+        )
 
     def read_latest(self, policy: torch.nn.Module) -> bool:
         """Loads ``ckpts/latest`` if it exists; returns whether it did."""
@@ -316,3 +439,39 @@ class CheckpointStore:
             return False
         load_policy_weights(policy, self.paths.latest_policy, retries=10)
         return True
+
+
+def _attempt(write: Callable[[], None]) -> OSError | None:
+    """Runs ``write``; returns the OSError it failed with (safetensors' included), or None."""
+    try:
+        with os_errors_of_safetensors():
+            write()
+    except OSError as exc:
+        return exc
+    return None
+
+
+def _stale_save_folders(folder: Path) -> list[Path]:
+    """Hidden folders that :meth:`CheckpointStore.save` leaves only when killed mid-save."""
+    if not folder.is_dir():
+        return []
+    return [
+        path for pattern in (".*.incoming", ".*.replaced") for path in folder.glob(pattern) if path.is_dir()
+    ]
+
+
+def _move_into_place(complete: Path, target: Path) -> None:
+    """Renames the complete folder ``complete`` to ``target``, replacing a state already there (the same epoch
+    saved again by a resumed run) only once the new one is in place."""
+    if not target.exists():
+        complete.rename(target)
+        return
+    old = target.with_name(f".{target.name}.replaced")
+    shutil.rmtree(old, ignore_errors=True)
+    target.rename(old)
+    try:
+        complete.rename(target)
+    except OSError:
+        old.rename(target)  # put the previous state back
+        raise
+    shutil.rmtree(old, ignore_errors=True)

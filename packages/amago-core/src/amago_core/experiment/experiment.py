@@ -16,6 +16,7 @@ records), ``processes`` (modes and data parallelism).
 
 from __future__ import annotations
 
+import contextlib
 import time
 from typing import Any, cast
 
@@ -132,6 +133,11 @@ class Experiment(SetupMixin):
         SIGINT or SIGTERM ends it cleanly: the current step finishes (one process) or the current epoch does
         (several), a training state is saved, and ``stopped_by`` names the signal. A second Ctrl-C aborts.
         ``schedule.max_minutes`` stops it the same way (``stopped_by == "max_minutes"``).
+
+        Raises:
+            RunFolderWriteError: a checkpoint, policy weights, a trajectory file or a metrics record could not
+                be written (disk full, quota, read-only folder). The newest complete checkpoint and the buffer
+                are intact; fix the cause and resume (``start(resume=True)``, `amago run --resume`).
         """
         if not self._started:
             msg = "call Experiment.start() before learn()"
@@ -141,7 +147,16 @@ class Experiment(SetupMixin):
             raise RuntimeError(msg)
         self._started_at = time.monotonic()
         with stop_on_signals(self._on_stop_signal, announce=self._accelerator.is_main_process):
-            self._loop()
+            try:
+                self._loop()
+            except Exception as exc:
+                failure = self.write_failure(exc)
+                if failure is None:
+                    raise
+                self._write_failed = True
+                if failure is exc:
+                    raise
+                raise failure from exc
 
     def _on_stop_signal(self, name: str) -> None:
         self.stopped_by = name
@@ -236,7 +251,13 @@ class Experiment(SetupMixin):
             self.collector.close()
             self.collector = None
         if self.logger is not None:
-            self.logger.close()
+            if getattr(self, "_write_failed", False):
+                # The disk that failed may refuse the metrics file's last flush too; the failure is already
+                # being reported, and a second error here would replace it.
+                with contextlib.suppress(OSError):
+                    self.logger.close()
+            else:
+                self.logger.close()
 
 
 def build_experiment(config: ExperimentConfig, **kwargs: Any) -> Experiment:

@@ -1,4 +1,4 @@
-"""Where a run keeps its files, and writes that a crash can never leave half-done.
+"""Where a run keeps its files, which checkpoints it keeps, and what a failed write tells the user.
 
 Layout (ARCHITECTURE §6)::
 
@@ -7,26 +7,37 @@ Layout (ARCHITECTURE §6)::
       ckpts/training_states/{run_name}_epoch_{e}/   accelerate state + progress.json
       ckpts/policy_weights/policy_epoch_{e}.safetensors
       ckpts/latest/policy.safetensors
+      ckpts/latest/state_epoch_{e}/               the rolling state (the newest completed epoch)
+
+Writes go to temp names renamed into place, so a crash, a full disk or a read-only folder leaves the previous
+files complete; :class:`RunFolderWriteError` then stops the run with one line naming the folder and what to free.
 """
 
 from __future__ import annotations
 
+import errno
 import os
 import re
 import shutil
 import tempfile
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
+from amago_core.data.writer import TrajectoryWriteError
 from amago_core.io import atomic_write, atomic_write_json, atomic_write_text
 
 __all__ = [
     "PROGRESS_FILE",
+    "WRITE_ONLY_ERRNOS",
+    "RunFolderWriteError",
     "RunPaths",
     "atomic_write",
     "atomic_write_json",
     "atomic_write_text",
+    "describe_write_failure",
+    "find_write_failure",
+    "kept_epochs",
     "replace_dir",
 ]
 
@@ -89,6 +100,18 @@ class RunPaths:
     def policy_at(self, epoch: int) -> Path:
         return self.policy_weights / f"policy_epoch_{epoch}.safetensors"
 
+    def saved_policies(self) -> list[tuple[int, Path]]:
+        """``(epoch, file)`` of every policy weights file of ``ckpt_interval`` epochs, oldest first (each one is
+        complete: they are written under a temp name and renamed)."""
+        if not self.policy_weights.is_dir():
+            return []
+        found = []
+        for child in self.policy_weights.iterdir():
+            match = _POLICY_FILE.match(child.name)
+            if match:
+                found.append((int(match.group(1)), child))
+        return sorted(found)
+
     def make_dirs(self) -> None:
         for folder in (self.training_states, self.policy_weights, self.latest_policy.parent, self.plots):
             folder.mkdir(parents=True, exist_ok=True)
@@ -119,6 +142,19 @@ class RunPaths:
 
 _KEPT_STATE = re.compile(r"^.+_epoch_(\d+)$")
 _ROLLING_STATE = re.compile(r"^state_epoch_(\d+)$")
+_POLICY_FILE = re.compile(r"^policy_epoch_(\d+)\.safetensors$")
+
+
+def kept_epochs(epochs: Iterable[int], newest: int | None, every: int | None) -> set[int]:
+    """Which of ``epochs`` a retention rule keeps: the ``newest`` N (None: all), plus every multiple of ``every``.
+
+    The newest epoch is always among them (``newest`` is at least 1), so the state a resume needs survives.
+    """
+    ordered = sorted(set(epochs))
+    keep = set(ordered if newest is None else ordered[max(len(ordered) - newest, 0) :])
+    if every:
+        keep.update(epoch for epoch in ordered if epoch % every == 0)
+    return keep
 
 
 def replace_dir(target: Path, fill: Callable[[Path], None]) -> None:
@@ -143,3 +179,133 @@ def replace_dir(target: Path, fill: Callable[[Path], None]) -> None:
             os.replace(tmp, target)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
+
+
+WRITE_ONLY_ERRNOS = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EROFS, errno.EFBIG})
+"""OSError codes only a write raises: met anywhere in the loop (a metrics line, a plot), they are a failed write."""
+
+_OS_ERROR_CODE = re.compile(r"\(os error (\d+)\)")
+
+
+class RunFolderWriteError(OSError):
+    """Writing into a run folder or its replay buffer failed (disk full, quota, read-only...), so the run stopped.
+
+    The message is one line naming the file, the cause and what to free. What was already on disk is left
+    complete (the failed write was under a temp name and is removed): the newest complete checkpoint and every
+    buffer file load, and `amago run --resume` (``start(resume=True)``) continues from that checkpoint.
+
+    Attributes:
+        path: what was being written.
+        errno: the OSError code of the failure (None when the error carried none).
+    """
+
+    def __init__(self, message: str, path: str | Path, code: int | None = None) -> None:
+        super().__init__(message)
+        self.path = Path(path)
+        self.errno = code
+        self.filename = str(path)
+
+    def __str__(self) -> str:
+        return str(self.args[0])
+
+    def __reduce__(self) -> tuple[type[RunFolderWriteError], tuple[str, Path, int | None]]:
+        return type(self), (str(self), self.path, self.errno)
+
+
+def os_error_code(message: str) -> int | None:
+    """The OS error code in a message such as safetensors' ``I/O error: No space left on device (os error 28)``.
+
+    safetensors reports a failed write as ``SafetensorError``, whose only trace of the cause is that text.
+    """
+    match = _OS_ERROR_CODE.search(message)
+    return int(match.group(1)) if match else None
+
+
+def find_write_failure(exc: BaseException) -> tuple[OSError, Path | None] | None:
+    """The failed write behind ``exc`` (itself or a cause), with the file it was writing when known; else None.
+
+    A trajectory file that could not be written counts whatever the code (an async env worker re-raises it
+    wrapped); any other OSError counts only when its code is one a write alone raises (:data:`WRITE_ONLY_ERRNOS`),
+    since a read or a broken pipe is no disk problem.
+    """
+    seen: set[int] = set()
+    current: BaseException | None = exc
+    while current is not None and id(current) not in seen:
+        seen.add(id(current))
+        if isinstance(current, OSError) and (
+            isinstance(current, RunFolderWriteError | TrajectoryWriteError)
+            or current.errno in WRITE_ONLY_ERRNOS
+        ):
+            return current, Path(current.filename) if isinstance(current.filename, str) else None
+        current = current.__cause__ or current.__context__
+    return None
+
+
+def _bytes_under(folder: Path | None) -> int:
+    total = 0
+    if folder is None or not folder.is_dir():
+        return total
+    for parent, _, files in os.walk(folder):
+        for name in files:
+            try:
+                total += os.lstat(os.path.join(parent, name)).st_size
+            except OSError:  # removed meanwhile (FIFO deletion)
+                continue
+    return total
+
+
+def _size(num_bytes: int) -> str:
+    if num_bytes < 1e6:
+        return f"{num_bytes / 1e3:.0f} kB"
+    return f"{num_bytes / 1e6:.1f} MB" if num_bytes < 1e7 else f"{num_bytes / 1e6:.0f} MB"
+
+
+def describe_write_failure(
+    exc: OSError, path: Path | None, paths: RunPaths, buffer_dir: Path | None
+) -> RunFolderWriteError:
+    """The one-line error for a failed write: the file, the cause, what to free (with sizes) and how to go on.
+
+    Args:
+        exc: the write's error.
+        path: what was being written (None: unknown, the run folder is named).
+        paths: the run's folders (their sizes and its newest complete checkpoint go into the message).
+        buffer_dir: the replay buffer's folder (it may lie outside the run folder), if the run has one.
+    """
+    target = path if path is not None else paths.root
+    writing = f"writing {target}" if path is not None else f"writing into {target}"
+    code = exc.errno
+    ckpts, buffer = _bytes_under(paths.ckpts), _bytes_under(buffer_dir)
+    inside = buffer_dir is not None and buffer_dir.resolve().is_relative_to(paths.root.resolve())
+    total = _bytes_under(paths.root) + (0 if inside else buffer)
+    usage = (
+        f"the run folder uses {_size(total)}: ckpts {_size(ckpts)}, buffer {_size(buffer)}; schedule.keep_states, "
+        "schedule.keep_policies and replay.dset_max_size bound them"
+    )
+    saved = paths.saved_epochs()
+    if saved:
+        resume = (
+            f"rerun with `amago run --resume {paths.root}`, which continues from epoch {saved[-1]} (the newest "
+            "complete checkpoint, intact)"
+        )
+    elif paths.config.is_file():
+        resume = (
+            f"rerun with `amago run --resume {paths.root}` (no checkpoint was complete yet: it starts over)"
+        )
+    else:
+        resume = "rerun"  # nothing of the run was written: there is nothing to resume
+    if code == errno.ENOSPC:
+        message = f"no space left on device {writing}: free space on that disk ({usage}) and {resume}"
+    elif code == errno.EDQUOT:
+        message = f"disk quota exceeded {writing}: free space within your quota ({usage}) and {resume}"
+    elif code == errno.EROFS:
+        message = (
+            f"read-only file system {writing}: make that disk writable (or move the run folder to one) "
+            f"and {resume}"
+        )
+    elif code in (errno.EACCES, errno.EPERM):
+        folder = target.parent if path is not None else target
+        message = f"permission denied {writing}: make {folder} writable for this user and {resume}"
+    else:
+        reason = exc.strerror or str(exc) or type(exc).__name__
+        message = f"failed {writing} ({reason}): fix that and {resume}"
+    return RunFolderWriteError(message, target, code)
