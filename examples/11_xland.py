@@ -20,7 +20,7 @@ from amago_core.plugins.errors import PluginError
 SMOKE: dict[str, Any] = {
     "env": {"num_rulesets": 20},
     "traj_encoder": {"kind": "rnn", "d_hidden": 16, "n_layers": 1, "d_output": 16},
-    "tstep_encoder": {"kind": "ff", "n_layers": 1, "d_hidden": 16, "d_output": 16},
+    "tstep_encoder": {"kind": "xland", "cnn_channels": [8, 8, 8], "d_output": 16},
     "schedule": {"epochs": 1, "train_batches_per_epoch": 2, "val_interval": 1},
     "optim": {"batch_size": 4},
 }

@@ -12,7 +12,7 @@ from pydantic import ValidationError
 from amago_nets import specs
 
 TRAJ_SPECS = [specs.IDENTITY_TRAJ, specs.FF_TRAJ, specs.RNN_TRAJ, specs.TRANSFORMER_TRAJ, specs.MAMBA_TRAJ]
-TSTEP_SPECS = [specs.FF_TSTEP, specs.CNN_TSTEP]
+TSTEP_SPECS = [specs.FF_TSTEP, specs.CNN_TSTEP, specs.BABYAI_TSTEP, specs.XLAND_TSTEP]
 
 
 @pytest.mark.parametrize("module", ["amago_nets.specs", "amago_nets", "amago_core.testing.nets_checks"])
@@ -26,7 +26,7 @@ def test_importing_does_not_import_torch(module: str) -> None:
     ("group", "expected"),
     [
         ("amago.traj_encoders", {"identity", "ff", "rnn", "gru", "transformer", "mamba"}),
-        ("amago.tstep_encoders", {"ff", "cnn"}),
+        ("amago.tstep_encoders", {"ff", "cnn", "babyai", "xland"}),
     ],
 )
 def test_entry_points_name_the_specs(group: str, expected: set[str]) -> None:

@@ -89,7 +89,8 @@ def test_cli_runs_one_tiny_epoch_with_the_preset(tmp_path, dry_run, run_tiny, ti
     assert config["run"]["max_seq_len"] == 512
     assert config["replay"]["traj_save_len"] == 1536
     assert config["exploration"]["steps_anneal"] == 500_000
-    assert run_tiny("babyai-GoToLocal", *tiny_gru())["total_frames"] == 16
+    assert config["tstep_encoder"]["kind"] == "babyai"  # example 10's grid CNN + mission encoder
+    assert run_tiny("babyai-GoToLocal", *tiny_gru("d_output"))["total_frames"] == 16
     (metrics_file,) = tmp_path.glob("*/metrics.jsonl")
     assert "total_frames-babyai-GoToLocal" in metrics_file.read_text()
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import model_validator
+from pydantic import Field, model_validator
 
 from amago_core.config.component import ComponentConfig
 from amago_core.plugins.spec import ComponentSpec
@@ -115,6 +115,94 @@ class CNNTstepEncoderConfig(TstepEncoderConfig):
         return self
 
 
+class GridworldTstepEncoderConfig(TstepEncoderConfig):
+    """Options the gridworld timestep encoders (``babyai``, ``xland``) share.
+
+    Their pipeline: a small CNN over the grid of integer tile ids (each channel's ids embedded first), an
+    embedding of the goal or mission tokens, and an MLP over the extra features plus the symlog-scaled previous
+    reward and action; the three are concatenated → Linear → norm.
+    """
+
+    cnn_channels: tuple[int, int, int] | None = None
+    """Output channels of the three convolutions (None: the backbone's own: gridworld 16, 32, 48 (BabyAI) or
+    32, 48, 64 (XLand); nature 32, 64, 64)."""
+    grid_id_embedding: int = Field(8, ge=0)
+    """Width of the learned embedding of each grid channel's integer ids (tile, colour, state), applied before
+    the gridworld CNN; 0 scales the ids like pixels instead (``x / 128 - 1``), as AMAGO's examples did."""
+    extra_features: int = Field(16, ge=1)
+    """Width of the MLP (one hidden layer) over the extra observation key and the previous reward and action."""
+    d_output: int = Field(256, ge=1)
+    """Size of the timestep embedding handed to the trajectory encoder."""
+    out_norm: Norm = "layer"
+    """Normalisation of the output embedding."""
+    activation: Activation = "leaky_relu"
+    """Activation of the CNN and of the extras MLP."""
+
+
+class BabyAITstepEncoderConfig(GridworldTstepEncoderConfig):
+    """AMAGO example 10's BabyAI encoder: grid (or image) CNN, mission-token RNN, direction and attempt extras."""
+
+    kind: Literal["babyai"] = "babyai"
+    """Registered name of this timestep encoder."""
+    image_key: str = "image"
+    """Observation key of the grid encoding or RGB image (uint8, (H, W, C))."""
+    mission_key: str = "mission"
+    """Observation key of the mission's word ids (integers, one per word, 0 for blank)."""
+    extra_key: str | None = "extra"
+    """Observation key of the extra float features (BabyAI: one-hot direction, attempt progress); None: none."""
+    cnn_type: Literal["auto", "gridworld", "nature"] = "auto"
+    """``gridworld`` (three 2x2 stride-1 convs, for grid encodings), ``nature`` (DQN's convs, for RGB images
+    at least 36 pixels a side) or ``auto``: nature for images at least 36 pixels a side, else gridworld."""
+    mission_token_embedding: int = Field(18, ge=1)
+    """Width of the learned embedding of each mission word id."""
+    mission_hidden: int = Field(96, ge=1)
+    """Hidden size of the RNN that reads the mission's words."""
+    mission_features: int = Field(48, ge=1)
+    """Size of the mission embedding (a Linear and LayerNorm after the RNN's last state)."""
+    d_output: int = Field(300, ge=1)
+    """Size of the timestep embedding handed to the trajectory encoder (AMAGO's example: 300)."""
+
+    def smoke_options(self) -> dict[str, Any]:
+        """8-channel convs, 4-wide embeddings, a 16-wide output."""
+        return {
+            "cnn_channels": (8, 8, 8),
+            "grid_id_embedding": min(self.grid_id_embedding, 4),
+            "mission_token_embedding": 4,
+            "mission_hidden": 8,
+            "mission_features": 8,
+            "extra_features": 4,
+            "d_output": 16,
+        }
+
+
+class XLandTstepEncoderConfig(GridworldTstepEncoderConfig):
+    """AMAGO example 11's XLand-MiniGrid encoder: gridworld CNN, goal-token embedding, direction extras."""
+
+    kind: Literal["xland"] = "xland"
+    """Registered name of this timestep encoder."""
+    grid_key: str = "grid"
+    """Observation key of the egocentric grid of (tile id, colour id) pairs (integers, (H, W, 2))."""
+    goal_key: str = "goal"
+    """Observation key of the ruleset's goal encoding (integer tokens: goal id, tile, colour, ...)."""
+    extra_key: str | None = "direction_done"
+    """Observation key of the extra float features (XLand: one-hot direction, new-episode flag); None: none."""
+    goal_token_embedding: int = Field(8, ge=1)
+    """Width of the learned embedding of each goal token (one table per token position)."""
+    goal_features: int = Field(32, ge=1)
+    """Size of the goal embedding (the concatenated token embeddings → Linear → LayerNorm)."""
+
+    def smoke_options(self) -> dict[str, Any]:
+        """8-channel convs, 4-wide embeddings, a 16-wide output."""
+        return {
+            "cnn_channels": (8, 8, 8),
+            "grid_id_embedding": min(self.grid_id_embedding, 4),
+            "goal_token_embedding": 4,
+            "goal_features": 8,
+            "extra_features": 4,
+            "d_output": 16,
+        }
+
+
 FF_TSTEP = ComponentSpec(
     name="ff",
     group_default=True,  # what a run uses when it names none of this group (AMAGO's default)
@@ -131,6 +219,32 @@ CNN_TSTEP = ComponentSpec(
     config=CNNTstepEncoderConfig,
     factory="amago_nets.tstep_cnn:CNNTstepEncoder",
     example_obs={"observation": {"shape": [36, 36, 3], "dtype": "uint8"}},
+)
+
+BABYAI_TSTEP = ComponentSpec(
+    name="babyai",
+    group=TSTEP_GROUP,
+    summary="BabyAI (example 10): grid or image CNN + mission-token RNN + direction/attempt extras.",
+    config=BabyAITstepEncoderConfig,
+    factory="amago_nets.tstep_babyai:BabyAITstepEncoder",
+    example_obs={
+        "image": {"shape": [7, 7, 3], "dtype": "uint8"},
+        "mission": {"shape": [9], "dtype": "uint8"},
+        "extra": {"shape": [5], "dtype": "float32"},
+    },
+)
+
+XLAND_TSTEP = ComponentSpec(
+    name="xland",
+    group=TSTEP_GROUP,
+    summary="XLand-MiniGrid (example 11): gridworld CNN over tile/colour ids + goal-token embedding + extras.",
+    config=XLandTstepEncoderConfig,
+    factory="amago_nets.tstep_xland:XLandTstepEncoder",
+    example_obs={
+        "grid": {"shape": [5, 5, 2], "dtype": "uint8"},
+        "goal": {"shape": [5], "dtype": "uint8"},
+        "direction_done": {"shape": [5], "dtype": "float32"},
+    },
 )
 
 

@@ -92,15 +92,16 @@ class BabyAIConfig(EnvSuiteConfig):
 
 # Example 10 (BabyAI): 2 attempts per layout, 5000 training layouts, a 512-step context over trajectories
 # saved 3x that long, rewards x1000 (BabyAI pays at most 1 once per attempt), exploration annealed over 500k
-# steps. AMAGO's example used a custom BabyAI timestep encoder (grid CNN + mission-token RNN); amago's ``ff``
-# encoder over all keys with the same 300-wide output stands in for it.
+# steps. The timestep encoder is example 10's, registered as ``babyai`` in amago-nets: a CNN over ``image``
+# (gridworld CNN over the grid encoding, Nature CNN over the RGB obs kinds), an RNN over the ``mission`` word
+# ids, an MLP over ``extra`` and the previous reward and action, then a 300-wide output.
 _BABYAI_SEQ = 512
 BABYAI_PRESETS: dict[str, Any] = {
     "*": {
         "run": {"max_seq_len": _BABYAI_SEQ},
         "replay": {"traj_save_len": 3 * _BABYAI_SEQ},
         "schedule": {"val_timesteps_per_epoch": 6000},
-        "tstep_encoder": {"kind": "ff", "n_layers": 2, "d_hidden": 512, "d_output": 300},
+        "tstep_encoder": {"kind": "babyai", "d_output": 300},
         "agent": slot_with_alternative(
             "agent",
             {"reward_multiplier": 1000.0},

@@ -9,7 +9,7 @@ it is already on disk and otherwise fails with one line that says how to pre-fet
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import Field, field_validator
 
@@ -88,6 +88,10 @@ class XLandConfig(EnvSuiteConfig):
     def _known_task(cls, task: str | None) -> str | None:
         return check_task("xland", task, XLAND_TASKS)
 
+    def smoke_options(self) -> dict[str, Any]:
+        """``--smoke`` runs 2 actors, and an already-vectorized env has one row per actor: 2 rows."""
+        return {"num_envs": 2}
+
     def episode_steps(self) -> int:
         """``k_episodes`` episodes of ``max_steps`` (xminigrid's 3·grid_size² when unset) on one ruleset."""
         return self.k_episodes * (self.max_steps or 3 * self.grid_size**2)
@@ -114,8 +118,9 @@ XLAND = ComponentSpec(
     presets={
         # Example 11: already_vectorized, trajectory files hold a whole k-episode rollout (no stagger),
         # max_seq_len = min(2048, rollout), val = one rollout, learning starts once a rollout is stored,
-        # reward_multiplier 10, grad_clip 2, egreedy annealed over 1M steps. Its custom grid CNN is not
-        # ported: the ff encoder reads the flattened grid, direction and goal keys.
+        # reward_multiplier 10, grad_clip 2, egreedy annealed over 1M steps. The timestep encoder is
+        # example 11's, registered as ``xland`` in amago-nets: a gridworld CNN (32, 48, 64 channels) over the
+        # embedded tile and colour ids of ``grid``, an embedding of ``goal``, an MLP over ``direction_done``.
         "*": {
             "env": {"num_envs": XLAND_NUM_ENVS, "k_episodes": K_EPISODES},
             "rollout": {"env_mode": "already_vectorized", "parallel_actors": XLAND_NUM_ENVS},
@@ -126,6 +131,7 @@ XLAND = ComponentSpec(
                 "start_learning_at_epoch": META_LEN // 1000,
             },
             "optim": {"grad_clip": 2.0},
+            "tstep_encoder": {"kind": "xland"},
             "agent": slot_with_alternative(
                 "agent",
                 {"reward_multiplier": 10.0},
