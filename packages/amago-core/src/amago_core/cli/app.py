@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import warnings
+from pathlib import Path
 from typing import Annotated
 
 import typer
@@ -59,8 +60,23 @@ def plugins_command(as_json: JsonOption = False) -> None:
 
 
 @app.command("doctor")
-def doctor_command(as_json: JsonOption = False) -> None:
-    """Load every plugin, probe optional requirements and import hygiene; exit 1 when something is broken."""
+def doctor_command(
+    run_dir: Annotated[
+        Path | None,
+        typer.Argument(
+            metavar="[RUN_DIR]",
+            help="A run folder: show its disk use by part instead of checking the install.",
+        ),
+    ] = None,
+    as_json: JsonOption = False,
+) -> None:
+    """Load every plugin, probe optional requirements and import hygiene; exit 1 when something is broken.
+
+    With RUN_DIR: the run folder's disk use by part (checkpoints, buffer, quarantine, metrics, wandb...).
+    """
+    if run_dir is not None:
+        doctor.report_run_disk_use(run_dir, as_json)
+        return
     doctor.run_doctor(as_json)
 
 

@@ -3,7 +3,8 @@
 Actors write finished trajectories into ``fifo/``; the process with edit rights deletes the oldest of them
 (by the unix time in their names) beyond ``dset_max_size`` files. Files in ``protected/`` (demonstrations, old
 runs) are sampled and never deleted. A file that cannot be read is skipped with one warning naming it and moved
-to ``quarantine/`` (never deleted), so one bad file never stops training.
+to ``quarantine/``, so one bad file never stops training; the quarantine keeps the newest
+``quarantine_max_files`` of them (a disk that corrupts files for days must not fill up with them).
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ from __future__ import annotations
 import contextlib
 import os
 import shutil
+import time
 import warnings
 from collections import OrderedDict
 from pathlib import Path
@@ -22,6 +24,8 @@ from amago_core.data.rldata import RLData
 from amago_core.data.trajectory import FrozenTraj
 
 _MAX_SAMPLE_ATTEMPTS = 64
+QUARANTINE_MAX_FILES = 100
+"""Unreadable files kept in ``buffer/quarantine`` by default: the newest ones (by when they were moved there)."""
 
 
 class CorruptTrajFileWarning(RuntimeWarning):
@@ -67,6 +71,8 @@ class DiskTrajDataset(RLDataset):
         allow_pickle_files: sample ``.traj`` files, which are pickles (unpickling can run code): only for a
             buffer this run writes in that format, or files you trust. Otherwise they are left unread, with a
             warning that counts them.
+        quarantine_max_files: unreadable files to keep in ``quarantine/`` for a look (>= 0); older ones are
+            deleted when a newer one arrives.
     """
 
     def __init__(
@@ -79,12 +85,13 @@ class DiskTrajDataset(RLDataset):
         cache_size: int = 0,
         seed: int | None = None,
         allow_pickle_files: bool = False,
+        quarantine_max_files: int = QUARANTINE_MAX_FILES,
     ) -> None:
         super().__init__(dset_name=dset_name, seed=seed)
-        if dset_max_size < 1 or dset_min_size < 0 or cache_size < 0:
+        if dset_max_size < 1 or dset_min_size < 0 or cache_size < 0 or quarantine_max_files < 0:
             msg = (
-                f"dset_max_size must be >= 1, dset_min_size and cache_size >= 0; got {dset_max_size}, "
-                f"{dset_min_size}, {cache_size}."
+                f"dset_max_size must be >= 1, dset_min_size, cache_size and quarantine_max_files >= 0; got "
+                f"{dset_max_size}, {dset_min_size}, {cache_size}, {quarantine_max_files}."
             )
             raise ValueError(msg)
         self.dset_root = Path(dset_root)
@@ -99,6 +106,7 @@ class DiskTrajDataset(RLDataset):
         self.dset_min_size = int(dset_min_size)
         self.relabeler = relabeler or Relabeler()
         self.cache_size = int(cache_size)
+        self.quarantine_max_files = int(quarantine_max_files)
         self._cache: OrderedDict[tuple[str, int, int], FrozenTraj] = OrderedDict()
         self._skipped: set[Path] = set()
         self.allow_pickle_files = allow_pickle_files
@@ -212,17 +220,49 @@ class DiskTrajDataset(RLDataset):
 
     def _skip_bad_file(self, path: Path, err: TrajFileError) -> None:
         self._skipped.add(path)
-        moved_to = None
+        where = "left in place"
         if self.has_edit_rights:
             self.quarantine_dir.mkdir(parents=True, exist_ok=True)
             target = self.quarantine_dir / path.name
             try:
                 shutil.move(path, target)
-                moved_to = target
+                arrived = (
+                    time.time_ns()
+                )  # a rename keeps the write time; the quarantine keeps the newest arrivals
+                os.utime(target, ns=(arrived, arrived))
             except FileNotFoundError:
                 pass  # another worker moved it first
-        where = f"moved to {moved_to}" if moved_to else "left in place"
+            else:
+                self.prune_quarantine()
+                where = (
+                    f"moved to {target}; the quarantine keeps the newest {self.quarantine_max_files} files"
+                    if self.quarantine_max_files
+                    else "deleted: quarantine_max_files is 0"
+                )
         warnings.warn(f"skipping {err} ({where}).", CorruptTrajFileWarning, stacklevel=3)
+
+    def quarantined_files(self) -> list[Path]:
+        """Files in ``quarantine/``, oldest arrival first."""
+        found: list[tuple[int, str, Path]] = []
+        try:
+            with os.scandir(self.quarantine_dir) as it:
+                for entry in it:
+                    with contextlib.suppress(FileNotFoundError):  # pruned by a sibling process meanwhile
+                        if entry.is_file():
+                            found.append((entry.stat().st_mtime_ns, entry.name, Path(entry.path)))
+        except FileNotFoundError:
+            return []
+        return [path for _, _, path in sorted(found)]
+
+    def prune_quarantine(self) -> int:
+        """Deletes the oldest quarantined files beyond ``quarantine_max_files``; returns how many went."""
+        quarantined = self.quarantined_files()
+        deleted = 0
+        for path in quarantined[: max(len(quarantined) - self.quarantine_max_files, 0)]:
+            with contextlib.suppress(FileNotFoundError):  # a sibling process pruned it first
+                path.unlink()
+                deleted += 1
+        return deleted
 
     def sample_random_trajectory(self) -> RLData:
         """Loads a uniformly random file (relabeled); unreadable files are skipped and moved aside.

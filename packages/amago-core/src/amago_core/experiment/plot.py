@@ -1,4 +1,9 @@
-"""Learning curves from a run's local ``metrics.jsonl`` (no wandb needed; matplotlib from ``amago-core[plot]``)."""
+"""Learning curves from a run's local ``metrics.jsonl`` (no wandb needed; matplotlib from ``amago-core[plot]``).
+
+A long run's file holds millions of records: :func:`read_curves` streams it once and parses at most a few
+thousand of them per kind (val, test, train): every k-th one, k doubling as the file grows, plus the last. So
+drawing takes seconds and little memory whatever the length of the run.
+"""
 
 from __future__ import annotations
 
@@ -7,10 +12,13 @@ import math
 import re
 import sys
 import textwrap
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from amago_core.experiment.metrics import AVERAGE_RETURN_KEY
+from amago_core.hooks.jsonl_logger import field_text, is_whole_flat_record
 from amago_core.optional import MissingOptionalDependencyError, require
 
 if TYPE_CHECKING:
@@ -26,10 +34,19 @@ PANEL_SIZE = (4.2, 3.0)
 """Inches per panel: wide enough for 4 x ticks such as ``12k`` and a title of two short lines."""
 FRAMES = "total_frames"
 FRAMES_LABEL = "env frames"
+GRADIENT_STEPS = "gradient_steps"
+LOSS_KEYS = ("train/Loss", "train/Critic Loss", "train/Actor Loss")
+"""The training curves of ``training.png`` (against gradient steps)."""
+MAX_POINTS = 2_000
+"""Per kind of record (val, test, train), a file with fewer than twice this many is drawn whole; a longer one
+as every k-th record (k a power of two: between this many and twice this many of them) plus the last one."""
 
 
 def read_metrics(path: Path) -> list[dict[str, Any]]:
-    """Records of a metrics.jsonl; a line cut short by a crash is skipped, not fatal."""
+    """Every record of a metrics.jsonl, in memory; a line cut short by a crash is skipped, not fatal.
+
+    For curves use :func:`read_curves`: it streams the file and stays fast and small on a long run's file.
+    """
     records = []
     with Path(path).open(encoding="utf-8") as handle:
         for line in handle:
@@ -43,15 +60,156 @@ def read_metrics(path: Path) -> list[dict[str, Any]]:
     return records
 
 
-def _series(records: list[dict[str, Any]], key: str, x_key: str) -> tuple[list[float], list[float]]:
-    xs: list[float] = []
-    ys: list[float] = []
+@dataclass
+class Curve:
+    """One metric's points, in the order of the file."""
+
+    xs: list[float] = field(default_factory=list)
+    ys: list[float] = field(default_factory=list)
+
+
+class _EveryKth:
+    """Which lines of one kind to parse: every ``stride``-th, the stride doubling (and the kept records thinned
+    to its multiples) whenever ``2 * max_points`` are held, so memory and parsing stay bounded."""
+
+    def __init__(self, max_points: int):
+        self.max_points = max(1, int(max_points))
+        self.stride = 1
+        self.seen = 0
+        self.kept: list[tuple[int, dict[str, Any]]] = []
+        self.last: bytes | None = None
+        """The newest line not kept (parsed at the end, so a curve always reaches the newest record)."""
+
+    def wants(self, line: bytes) -> bool:
+        """Counts ``line``; True when it is to be parsed and :meth:`keep` called with its record."""
+        index = self.seen
+        self.seen += 1
+        if index % self.stride:
+            self.last = line
+            return False
+        self.last = None
+        return True
+
+    def keep(self, record: dict[str, Any]) -> None:
+        self.kept.append((self.seen - 1, record))
+        if len(self.kept) >= 2 * self.max_points:
+            self.stride *= 2
+            self.kept = [(index, kept) for index, kept in self.kept if index % self.stride == 0]
+
+    def records(self, parse: Callable[[bytes], dict[str, Any] | None]) -> list[dict[str, Any]]:
+        """The kept records, then the newest one if it was not kept."""
+        records = [record for _, record in self.kept]
+        newest = parse(self.last) if self.last is not None else None
+        return [*records, newest] if newest is not None else records
+
+
+def _finite_number(value: Any) -> float | None:
+    if isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value):
+        return float(value)
+    return None
+
+
+def _number_text(text: bytes | None) -> float | None:
+    """A finite number from a value's JSON text (:func:`field_text`); None for anything else, as a record's
+    ``nan`` strings, booleans and strings are no points of a curve."""
+    if text is None:
+        return None
+    try:
+        value = float(text)
+    except ValueError:
+        return None
+    return value if math.isfinite(value) else None
+
+
+def _add_record(curves: dict[str, Curve], record: Mapping[str, Any], wanted: Callable[[str], bool]) -> None:
+    frames = _finite_number(record.get(FRAMES))
+    steps = _finite_number(record.get(GRADIENT_STEPS))
+    for key, value in record.items():
+        y = _finite_number(value) if wanted(key) else None
+        if y is None:
+            continue
+        curve = curves.get(key)
+        if curve is None:
+            curve = curves[key] = Curve()
+        x = steps if key.startswith("train/") else frames
+        curve.xs.append(len(curve.xs) if x is None else x)  # no x-axis in the record: its place in the curve
+        curve.ys.append(y)
+
+
+def _is_curve_key(key: str) -> bool:
+    """What :func:`read_curves` keeps: every val and test metric, and the training losses."""
+    return key.startswith(("val/", "test/")) or key in LOSS_KEYS
+
+
+def _every_key(key: str) -> bool:
+    return True
+
+
+def _parse(line: bytes) -> dict[str, Any] | None:
+    """One line's record; None for a line cut short by a crash or one that holds no JSON object."""
+    try:
+        record = json.loads(line)
+    except (json.JSONDecodeError, UnicodeDecodeError):
+        return None
+    return record if isinstance(record, dict) else None
+
+
+def _parse_losses(line: bytes) -> dict[str, Any] | None:
+    """The losses (and gradient steps) of a train record; a whole one is picked apart without parsing its
+    other metrics (:func:`amago_core.hooks.jsonl_logger.field_text`)."""
+    if not is_whole_flat_record(line):
+        return _parse(line)
+    picked = {key: _number_text(field_text(line, key)) for key in (*LOSS_KEYS, GRADIENT_STEPS)}
+    return {key: value for key, value in picked.items() if value is not None}
+
+
+def curves_from_records(records: Iterable[Mapping[str, Any]]) -> dict[str, Curve]:
+    """Every numeric metric of ``records`` as a curve (records in memory; :func:`read_curves` reads a file)."""
+    curves: dict[str, Curve] = {}
     for record in records:
-        value = record.get(key)
-        if isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value):
-            xs.append(record.get(x_key, len(xs)))
-            ys.append(float(value))
-    return xs, ys
+        _add_record(curves, record, _every_key)
+    return curves
+
+
+_HEAD = 64
+"""The logger writes ``{"step": N, "{section}/...``: a record's section is in its first bytes, so most lines are
+told apart without scanning their whole length."""
+
+
+def _kind(text: bytes) -> str | None:
+    """``val``, ``test`` or ``train`` for a record holding such a key (val first: it holds the most curves)."""
+    if b'"val/' in text:
+        return "val"
+    if b'"test/' in text:
+        return "test"
+    return "train" if b'"train/' in text else None
+
+
+def read_curves(path: Path, *, max_points: int = MAX_POINTS) -> dict[str, Curve]:
+    """The val and test metrics (against env frames) and the training losses (against gradient steps) of a
+    metrics.jsonl, streamed.
+
+    Lines are told apart by a substring (a val, test or train key); other lines (the dataset records) are
+    never parsed. Of each kind at most ``2 * max_points`` records are parsed and held (:data:`MAX_POINTS`),
+    evenly spread over the file, plus the newest. A line cut short by a crash is skipped, as by
+    :func:`read_metrics`.
+    """
+    kinds = {kind: _EveryKth(max_points) for kind in ("val", "test", "train")}
+    with Path(path).open("rb") as handle:
+        for line in handle:
+            kind = _kind(line[:_HEAD]) or _kind(line)
+            if kind is None:
+                continue
+            sampler = kinds[kind]
+            if sampler.wants(line):
+                record = _parse_losses(line) if kind == "train" else _parse(line)
+                if record is not None:
+                    sampler.keep(record)
+    curves: dict[str, Curve] = {}
+    for kind, sampler in kinds.items():
+        for record in sampler.records(_parse_losses if kind == "train" else _parse):
+            _add_record(curves, record, _is_curve_key)
+    return curves
 
 
 def _is_return_curve(key: str) -> bool:
@@ -64,11 +222,15 @@ def _natural_order(key: str) -> list[Any]:
     return [int(part) if part.isdigit() else part for part in re.split(r"(\d+)", key)]
 
 
-def val_metric_keys(records: list[dict[str, Any]]) -> list[str]:
+def _panel_keys(curves: Mapping[str, Curve]) -> list[str]:
+    keys = sorted((k for k, curve in curves.items() if k.startswith("val/") and curve.ys), key=_natural_order)
+    return [k for k in keys if not _is_return_curve(k) and "FPS" not in k]
+
+
+def val_metric_keys(records: Iterable[Mapping[str, Any]]) -> list[str]:
     """The val metrics of ``val_metrics.png``: every one with a finite value, except returns.png's curves
     and throughput (FPS), in natural order."""
-    keys = sorted({k for r in records for k in r if k.startswith("val/")}, key=_natural_order)
-    return [k for k in keys if not _is_return_curve(k) and "FPS" not in k and _series(records, k, FRAMES)[1]]
+    return _panel_keys(curves_from_records(records))
 
 
 def _readable_axes(ax: Axes) -> None:
@@ -83,12 +245,17 @@ def _readable_axes(ax: Axes) -> None:
     ax.grid(alpha=0.3)
 
 
-def metric_panels(records: list[dict[str, Any]], keys: list[str], *, title: str = "") -> Figure:
+def metric_panels(records: Iterable[Mapping[str, Any]], keys: list[str], *, title: str = "") -> Figure:
     """One panel per metric in ``keys`` (at most :data:`MAX_PANELS`), each against env frames.
 
     Returns:
         The figure; its visible axes are the panels, in the order of ``keys``.
     """
+    return curve_panels(curves_from_records(records), keys, title=title)
+
+
+def curve_panels(curves: Mapping[str, Curve], keys: list[str], *, title: str = "") -> Figure:
+    """:func:`metric_panels` from curves (:func:`read_curves`)."""
     plt = require("matplotlib.pyplot", "plot", PLOTTING)
     shown = keys[:MAX_PANELS]
     cols = max(1, min(PANEL_COLUMNS, len(shown)))
@@ -96,7 +263,7 @@ def metric_panels(records: list[dict[str, Any]], keys: list[str], *, title: str 
     fig, axes = plt.subplots(rows, cols, figsize=(PANEL_SIZE[0] * cols, PANEL_SIZE[1] * rows), squeeze=False)
     flat = list(axes.flat)
     for index, (ax, key) in enumerate(zip(flat, shown, strict=False)):
-        xs, ys = _series(records, key, FRAMES)
+        xs, ys = (curves[key].xs, curves[key].ys) if key in curves else ([], [])
         ax.plot(xs, ys, marker="o", ms=3)
         name = key.split("/", 1)[-1]
         ax.set_title("\n".join(textwrap.wrap(name, 42)[:2]), fontsize=9)
@@ -124,6 +291,9 @@ def plot_run(run_dir: str | Path) -> list[Path]:
       episodes...) vs env frames.
     - ``training.png``: losses vs gradient steps.
 
+    The file is streamed (:func:`read_curves`): a long run's curves are drawn from a few thousand of its
+    records, evenly spread, and its newest.
+
     Raises:
         FileNotFoundError: the folder has no metrics.jsonl.
         amago_core.optional.MissingOptionalDependencyError: matplotlib is not installed (``amago-core[plot]``).
@@ -137,23 +307,19 @@ def plot_run(run_dir: str | Path) -> list[Path]:
     matplotlib.use("Agg")
     plt = require("matplotlib.pyplot", "plot", PLOTTING)
 
-    records = read_metrics(metrics_file)
+    curves = read_curves(metrics_file)
     out_dir = run_dir / "plots"
     out_dir.mkdir(parents=True, exist_ok=True)
     written: list[Path] = []
-    keys = sorted({k for r in records for k in r})
 
     fig, ax = plt.subplots(figsize=(7, 4.5))
     drew = False
-    for key in keys:
+    for key in sorted(curves):
         if _is_return_curve(key):
-            xs, ys = _series(records, key, FRAMES)
-            if ys:
-                main = key.endswith(AVERAGE_RETURN_KEY)
-                ax.plot(
-                    xs, ys, marker="o", ms=3, lw=2.2 if main else 1.0, label=key, alpha=1.0 if main else 0.6
-                )
-                drew = True
+            xs, ys = curves[key].xs, curves[key].ys
+            main = key.endswith(AVERAGE_RETURN_KEY)
+            ax.plot(xs, ys, marker="o", ms=3, lw=2.2 if main else 1.0, label=key, alpha=1.0 if main else 0.6)
+            drew = True
     if drew:
         _readable_axes(ax)
         ax.set_xlabel(f"{FRAMES_LABEL} ({FRAMES})")
@@ -165,18 +331,18 @@ def plot_run(run_dir: str | Path) -> list[Path]:
         fig.savefig(written[-1], dpi=120)
     plt.close(fig)
 
-    others = val_metric_keys(records)
+    others = _panel_keys(curves)
     if others:
-        fig = metric_panels(records, others, title=run_dir.name)
+        fig = curve_panels(curves, others, title=run_dir.name)
         written.append(out_dir / "val_metrics.png")
         fig.savefig(written[-1], dpi=110)
         plt.close(fig)
 
-    losses = [k for k in ("train/Loss", "train/Critic Loss", "train/Actor Loss") if k in keys]
+    losses = [k for k in LOSS_KEYS if k in curves]
     if losses:
         fig, ax = plt.subplots(figsize=(7, 4))
         for key in losses:
-            xs, ys = _series(records, key, "gradient_steps")
+            xs, ys = curves[key].xs, curves[key].ys
             ax.plot(xs, ys, label=key.removeprefix("train/"))
         _readable_axes(ax)
         ax.set_xlabel("gradient steps")

@@ -7,6 +7,11 @@ with one line saying what to install.
 A training run records its wandb run in ``RUN_DIR/wandb-run.json`` (id, project, entity, mode).
 ``amago eval`` reads it to add its test metrics and videos to that run (same id, resumed) instead of opening
 another; :func:`resume_recorded_run` says in one line why it cannot when wandb is not usable there.
+
+wandb keeps its own files in ``RUN_DIR/wandb/``: a history file per wandb run (``run-*.wandb``, a few times the
+size of ``metrics.jsonl``: it grows with every record) and its debug logs. amago leaves them alone: trimming the
+history would lose what has not been synced. ``wandb sync`` uploads offline runs and ``wandb clean`` then
+removes synced ones; ``amago doctor RUN_DIR`` shows the folder's size.
 """
 
 from __future__ import annotations
