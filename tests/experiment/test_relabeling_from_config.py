@@ -156,3 +156,27 @@ def test_hindsight_from_the_config_makes_every_mazerunner_episode_succeed(tiny_j
         assert relabeled.rews.sum() == 3  # "all": every relabeled episode reaches all its goals
         assert set(relabeled.obs) == {"obs", "achieved", "goals"}  # the default encoder reads every key
         np.testing.assert_array_equal(relabeled.rl2s[1:, 0], relabeled.rews[:, 0])
+
+
+def test_relabeling_draws_from_the_samplers_saved_generator(tiny_job):
+    # What makes a resumed run relabel exactly as the uninterrupted one: the relabeler draws from the dataset's
+    # generator (saved with the training state), not from a stream of its own that no checkpoint holds.
+    tiny_job["env"] = {"id": "mazerunner", "maze_dim": 7, "time_limit": 8}
+    tiny_job["run"] = {**tiny_job["run"], "max_seq_len": 8}
+    tiny_job["replay"] = {"traj_save_len": 1000, "relabeler": {"kind": "hindsight", "strategy": "some"}}
+    tiny_job["rollout"] = {"parallel_actors": 2}
+    tiny_job["schedule"] = {**tiny_job["schedule"], "train_timesteps_per_epoch": 20, "val_interval": None}
+    experiment = run(tiny_job, epochs=1)
+    dataset, relabeler = experiment.dataset, experiment.dataset.relabeler
+    saved = dataset.rng.bit_generator.state
+
+    def samples() -> list[np.ndarray]:
+        return [dataset.sample_random_trajectory().obs["goals"] for _ in range(12)]
+
+    first = samples()
+    assert relabeler.rng is dataset.rng
+    dataset.rng.bit_generator.state = saved  # what resuming restores
+    relabeler.seed, relabeler.rng = 12345, None  # the relabeler's own stream differs after a restart
+    again = samples()
+    for a, b in zip(first, again, strict=True):
+        np.testing.assert_array_equal(a, b)

@@ -28,14 +28,23 @@ class Relabeler:
     """Rewrites a loaded trajectory before it is sliced (hindsight relabeling). The default changes nothing.
 
     ``relabel`` runs inside dataloader workers on the whole file, may edit arrays in place, change lengths or
-    drop observation keys, and returns the trajectory to train on.
+    drop observation keys, and returns the trajectory to train on. A relabeler that draws random numbers draws
+    them from :attr:`rng`.
     """
+
+    rng: np.random.Generator | None = None
+    """The generator to draw from. A dataset sets it to its own before every call: that generator is saved with
+    the training state and is one stream per dataloader worker, so a resumed run relabels exactly as the
+    uninterrupted one would, and workers never make the same choices."""
 
     def relabel(self, traj: FrozenTraj) -> FrozenTraj:
         """Returns the trajectory to train on."""
         return traj
 
-    def __call__(self, traj: FrozenTraj) -> FrozenTraj:
+    def __call__(self, traj: FrozenTraj, rng: np.random.Generator | None = None) -> FrozenTraj:
+        """Relabels ``traj``, drawing from ``rng`` (the calling dataset's generator) when one is given."""
+        if rng is not None:
+            self.rng = rng
         return self.relabel(traj)
 
 

@@ -284,7 +284,8 @@ class DiskTrajDataset(RLDataset):
             except TrajFileError as err:
                 self._skip_bad_file(path, err)
                 continue
-            return RLData.from_frozen(self.relabeler(traj))
+            # The sampler's generator: saved with the training state, so relabeling resumes exactly too.
+            return RLData.from_frozen(self.relabeler(traj, rng=self.rng))
         reason = self.not_ready_reason() or f"replay buffer {self.buffer_dir} has no readable trajectory file"
         raise DatasetNotReadyError(reason)
 

@@ -70,7 +70,8 @@ class MazeRunnerHindsightRelabeler(Relabeler):
 
     @property
     def rng(self) -> np.random.Generator:
-        """This process's (and dataloader worker's) generator, derived from :attr:`seed`.
+        """The generator relabeling draws from: the dataset's, which a dataset sets before every call, or else
+        this process's (and dataloader worker's) own, derived from :attr:`seed`.
 
         A dataloader worker is a copy of the dataset and its relabeler made by fork or pickle: a generator made
         before the copy would make the same choices in every worker, so each worker (noticed by its process id
@@ -85,8 +86,9 @@ class MazeRunnerHindsightRelabeler(Relabeler):
         return self._rng
 
     @rng.setter
-    def rng(self, generator: np.random.Generator) -> None:
-        self._rng, self._rng_key = generator, worker_seed_key()
+    def rng(self, generator: np.random.Generator | None) -> None:
+        # None goes back to the seed's own stream (made on the next draw).
+        self._rng, self._rng_key = generator, (worker_seed_key() if generator is not None else None)
 
     def relabel(self, traj: FrozenTraj) -> FrozenTraj:
         """Returns ``traj`` with relabeled goals and rewards, possibly shortened (``achieved`` dropped if asked).
