@@ -1,8 +1,23 @@
 """The experiment loop: ``Experiment`` (AMAGO's API over one ``ExperimentConfig``).
 
-Importing this package imports torch and accelerate; the CLI imports it only inside `amago run`/`eval`.
+``Experiment`` and ``build_experiment`` import torch and accelerate, so they load on first use: modules of
+this package that need neither (``plot``, ``run_dir``) stay cheap to import (``amago plot`` reads no model).
 """
 
-from amago_core.experiment.experiment import Experiment, build_experiment
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from amago_core.experiment.experiment import Experiment, build_experiment
 
 __all__ = ["Experiment", "build_experiment"]
+
+
+def __getattr__(name: str) -> Any:
+    if name in __all__:
+        from amago_core.experiment import experiment
+
+        return getattr(experiment, name)
+    msg = f"module {__name__!r} has no attribute {name!r}"
+    raise AttributeError(msg)
