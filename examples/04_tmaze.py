@@ -31,7 +31,8 @@ def main(argv: list[str] | None = None) -> dict[str, float]:
         "run": {"max_seq_len": length},
         "replay": {"traj_save_len": length},
         "schedule": {
-            "train_timesteps_per_epoch": length,
+            # AMAGO's example collects its CLI default, 1,000 steps per actor per epoch; --smoke one episode.
+            "train_timesteps_per_epoch": length if args.smoke else 1000,
             "val_timesteps_per_epoch": length,
         },
     }

@@ -44,7 +44,8 @@ def main(argv: list[str] | None = None) -> dict[str, float]:
         "run": {"max_seq_len": horizon},
         "replay": {"traj_save_len": horizon},
         "schedule": {
-            "train_timesteps_per_epoch": horizon,
+            # AMAGO's example collects its CLI default, 1,000 steps per actor per epoch; --smoke one rollout.
+            "train_timesteps_per_epoch": horizon if args.smoke else 1000,
             "val_timesteps_per_epoch": 4 * horizon,
         },
     }

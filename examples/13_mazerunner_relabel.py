@@ -58,7 +58,8 @@ def main(argv: list[str] | None = None) -> dict[str, float]:
             "relabeler": {"kind": "hindsight", "strategy": args.relabel, "drop_achieved": True},
         },
         "schedule": {
-            "train_timesteps_per_epoch": limit + 1,
+            # AMAGO's example collects its CLI default, 1,000 steps per actor per epoch; --smoke one episode.
+            "train_timesteps_per_epoch": limit + 1 if args.smoke else 1000,
             "val_timesteps_per_epoch": 5 * limit,
         },
     }

@@ -15,6 +15,7 @@ import tempfile
 from collections.abc import Callable
 from typing import Any
 
+from amago_core.config.episode import follow_episode, warn_if_memory_too_short
 from amago_core.config.experiment import ExperimentConfig
 from amago_core.config.presets import preset_for_env
 from amago_core.config.sources import deep_merge, merge_over_job
@@ -62,6 +63,8 @@ def add_common_flags(
     """Adds the flags every example has: ``--traj-encoder --epochs --run-name --ckpt-base-dir --smoke``.
 
     ``launch`` turns them into settings (``common_settings``); ``epochs`` and ``run_name`` are the defaults.
+    Scripts default to fewer epochs than AMAGO's 1,000 (100-700, sized so that a run ends within a day on one
+    machine); ``--epochs 1000`` gives AMAGO's.
     """
     parser.add_argument("--traj-encoder", default="transformer", help=traj_encoder_help)
     parser.add_argument("--epochs", type=int, default=epochs)
@@ -78,6 +81,18 @@ def common_settings(args: argparse.Namespace) -> dict[str, Any]:
         "schedule": {"epochs": args.epochs},
         "logging": {"verbose": not args.smoke, "plot": False},
     }
+
+
+def config_over_preset(env_id: str, job: dict[str, Any]) -> ExperimentConfig:
+    """The job over its env's preset, as ``amago run`` builds it: the preset's episode-counted settings (the T-Maze
+    exploration's corridor, window lengths the job leaves alone) follow the episode the job's env options give."""
+    preset = preset_for_env(env_id) or {}
+    config = ExperimentConfig.model_validate(merge_over_job(preset, job))
+    followed = follow_episode(preset, job, config.resolved())
+    if followed is not None:
+        config = ExperimentConfig.model_validate(merge_over_job(followed, job))
+    warn_if_memory_too_short(config)
+    return config
 
 
 def launch(
@@ -122,7 +137,7 @@ def launch(
             job = deep_merge(job, smoke_job)
             job["run"]["ckpt_base_dir"] = scratch
         try:
-            config = ExperimentConfig.model_validate(merge_over_job(preset_for_env(env_id) or {}, job))
+            config = config_over_preset(env_id, job)
             extra = before_build(config) if before_build else None
             experiment = build_experiment(config, **(extra or {}))
             experiment.start()

@@ -83,3 +83,28 @@ def test_example_smoke(name: str, smoke_outputs: dict[str, str]) -> None:
     output = smoke_outputs.get(name, "(never started: its batch died)")
     assert f"@@ok {EXAMPLES_DIR / name}" in output, output[-4000:]
     assert '"Average Total Return (Across All Env Names)"' in output
+
+
+def test_the_tmaze_example_builds_amagos_recipe_for_its_horizon(monkeypatch):
+    # The example's job sits over the suite's preset as `amago run` puts it: the preset's T-Maze exploration
+    # follows the corridor the example asks for (0.5 / H over episode steps [1, H - 3)).
+    monkeypatch.syspath_prepend(str(EXAMPLES_DIR))
+    import _launch
+
+    built = []
+
+    def capture(config, **_):
+        built.append(config)
+        raise SystemExit(0)
+
+    monkeypatch.setattr(_launch, "build_experiment", capture)
+    spec = importlib.util.spec_from_file_location("tmaze_example", EXAMPLES_DIR / "04_tmaze.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    with pytest.raises(SystemExit):
+        module.main(["--horizon", "100"])
+    (config,) = built
+    assert config.exploration.kind == "tmaze"
+    assert config.exploration.corridor_steps == (1, 97)
+    assert config.run.max_seq_len == config.replay.traj_save_len == 101
+    assert config.schedule.train_timesteps_per_epoch == 1000  # AMAGO's example: its CLI default per actor
