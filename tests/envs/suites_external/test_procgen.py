@@ -13,7 +13,7 @@ import pytest
 
 from amago_core.config.presets import preset_for_env
 from amago_envs.env import AMAGOEnv
-from amago_envs.suites.procgen.specs import EASY_GAMES, MEMORY_GAMES
+from amago_envs.suites.procgen.specs import ALL_PROCGEN_GAMES, EASY_GAMES, MEMORY_GAMES
 from amago_envs.suites.procgen.two_attempt import BOX_SIZE, TwoAttemptProcgen, procgen_mode
 
 HAS_PROCGEN = importlib.util.find_spec("procgen") is not None
@@ -118,6 +118,7 @@ def test_suite_splits_levels_and_picks_task_games() -> None:
     assert train.reward_scales == {"coinrun": 100.0, "climber": 0.1}
     assert train.horizon == 2000
     memory = ProcgenSuite(ProcgenConfig(task="memory-hard")).make_gym_env()
+    assert memory.games == ALL_PROCGEN_GAMES  # AMAGO's example 09: every game, memory mode where it has one
     assert memory.horizon == 5000
     assert memory.reward_scales == {}
     with pytest.raises(ValueError, match="unknown procgen game"):

@@ -5,7 +5,8 @@ old ``gym`` 0.26 + ``gym3`` stack, so the ``procgen`` extra conflicts with the j
 its own environment (``pip install "amago-envs[procgen]"`` resolves to that stack on 3.11).
 
 Tasks follow AMAGO's ``--distribution`` flag: ``easy`` and ``easy-rescaled`` (five platform games, the latter
-with coinrun x100 and climber x0.1 rewards) and ``memory-hard`` (the six games with a memory mode).
+with coinrun x100 and climber x0.1 rewards) and ``memory-hard`` (all 16 games, in procgen's "memory" mode where
+a game has one and "hard" otherwise, as AMAGO's example 09).
 """
 
 from __future__ import annotations
@@ -45,7 +46,7 @@ PROCGEN_TASKS: tuple[str, ...] = ("easy", "easy-rescaled", "memory-hard")
 TASK_GAMES: dict[str, tuple[str, ...]] = {
     "easy": EASY_GAMES,
     "easy-rescaled": EASY_GAMES,
-    "memory-hard": MEMORY_GAMES,
+    "memory-hard": ALL_PROCGEN_GAMES,
 }
 TASK_REWARD_SCALES: dict[str, dict[str, float]] = {"easy-rescaled": {"coinrun": 100.0, "climber": 0.1}}
 TASK_HORIZONS: dict[str, int] = {"easy": 2000, "easy-rescaled": 2000, "memory-hard": 5000}
