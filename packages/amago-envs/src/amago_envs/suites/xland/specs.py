@@ -131,7 +131,7 @@ XLAND = ComponentSpec(
                 "start_learning_at_epoch": META_LEN // 1000,
             },
             "optim": {"grad_clip": 2.0},
-            "tstep_encoder": {"kind": "xland"},
+            "tstep_encoder": {"kind": "xland", "d_output": 128},  # example 11's timestep embedding width
             "agent": slot_with_alternative(
                 "agent",
                 {"reward_multiplier": 10.0},
