@@ -248,6 +248,50 @@ def test_mixture_smooths_a_late_start(tmp_path):
     np.testing.assert_allclose(weights, [0.0, 0.4, 0.6, 0.8, 0.8, 0.8])
 
 
+def test_a_child_that_joins_late_ramps_up_from_zero_by_default(tmp_path):
+    online = DiskTrajDataset(tmp_path, "online", dset_max_size=10)
+    offline = OfflineDataset(tmp_path, "offline", dset_max_size=10)
+    put(offline.protected_dir, 1, 1.0)
+    offline.refresh()
+    mix = MixtureOfDatasets([online, offline], [0.8, 0.2], smooth_sudden_starts=4)
+    mix.configure(
+        8, None
+    )  # offline is ready now, online is not: AMAGO ramps online from 0, offline not at all
+    first = mix.on_end_of_collection()
+    assert (first["online Current Sample Weight"], first["offline Current Sample Weight"]) == (0.0, 0.2)
+    put(online.fifo_dir, 2, 2.0)
+    weights = [mix.on_end_of_collection()["online Current Sample Weight"] for _ in range(5)]
+    np.testing.assert_allclose(weights, [0.2, 0.4, 0.6, 0.8, 0.8])
+
+
+def test_a_mixture_and_its_children_draw_from_one_saved_stream(tmp_path):
+    # The training state saves the dataset's generator; the children's draws must come from it too, or a
+    # resumed run would pick other windows than the uninterrupted one.
+    online = DiskTrajDataset(tmp_path, "online", dset_max_size=10, seed=1)
+    offline = OfflineDataset(tmp_path, "offline", dset_max_size=10, seed=2)
+    for i in range(4):
+        put(online.fifo_dir, 10 + i, float(i), length=12)
+        put(offline.protected_dir, 20 + i, float(i), length=12)
+    online.refresh()
+    offline.refresh()
+    mix = MixtureOfDatasets([online, offline], [0.5, 0.5], seed=0)
+    mix.configure(8, max_seq_len=4)
+    saved = mix.rng.bit_generator.state
+
+    def windows() -> list[tuple[float, float]]:
+        out = []
+        for _ in range(12):
+            data = mix.sample_random_trajectory()
+            out.append((float(data.obs["tag"][0, 0]), float(data.time_idxs[0, 0])))
+        return out
+
+    first = windows()
+    mix.rng.bit_generator.state = saved  # what a resume restores
+    online.seed = offline.seed = 99  # the children's own seeds play no part
+    online._rng = offline._rng = None
+    assert windows() == first
+
+
 def test_each_data_parallel_process_samples_its_own_stream(tmp_path):
     def build(process: int) -> MixtureOfDatasets:
         a = DiskTrajDataset(dset_root=tmp_path, dset_name="a", dset_max_size=10, seed=5)

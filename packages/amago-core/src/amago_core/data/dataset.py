@@ -75,6 +75,9 @@ class RLDataset(ABC):
         self.has_edit_rights = True
         self._rng: np.random.Generator | None = None
         self._rng_key: tuple[int, int | None, int | None] | None = None
+        self.draws_from: RLDataset | None = None
+        """Another dataset whose generator this one draws from (a mixture's, for its children): one stream,
+        which the training state saves, so a resumed run samples exactly as the uninterrupted one would."""
 
     def configure(
         self,
@@ -117,7 +120,9 @@ class RLDataset(ABC):
 
     @property
     def rng(self) -> np.random.Generator:
-        """This process's (and dataloader worker's) random generator."""
+        """This process's (and dataloader worker's) random generator (:attr:`draws_from`'s when set)."""
+        if self.draws_from is not None:
+            return self.draws_from.rng
         key = (*worker_seed_key(), self.seed)
         if self._rng is None or key != self._rng_key:
             if self.seed is None:

@@ -23,7 +23,8 @@ class MixtureOfDatasets(RLDataset):
     Args:
         datasets: the children; at most one may take new trajectories (``save_new_trajs_to``).
         sampling_weights: final weights, one per child, summing to 1.
-        initial_sampling_weights: weights when each child becomes ready (default: the final ones).
+        initial_sampling_weights: weights when each child becomes ready (default: the final weight for a child
+            ready when the mixture is configured, 0 for one that becomes ready later, as AMAGO does).
         smooth_sudden_starts: epochs over which a weight ramps from initial to final (None: no ramp).
         dset_name: logging name.
         seed: sampling seed.
@@ -53,7 +54,10 @@ class MixtureOfDatasets(RLDataset):
             msg = f"at most one dataset in a mixture may take new trajectories; these all do: {writers}."
             raise ValueError(msg)
         self.datasets = list(datasets)
+        for dataset in self.datasets:
+            dataset.draws_from = self  # one saved stream for the choice of child and each child's sampling
         self.final_weights = np.asarray(sampling_weights, dtype=np.float64)
+        self.given_initial_weights = initial_sampling_weights is not None
         self.initial_weights = (
             np.asarray(initial_sampling_weights, dtype=np.float64)
             if initial_sampling_weights is not None
@@ -81,6 +85,14 @@ class MixtureOfDatasets(RLDataset):
         super().configure(items_per_epoch, max_seq_len, padded_sampling, has_edit_rights)
         for d in self.datasets:
             d.configure(items_per_epoch, max_seq_len, padded_sampling, has_edit_rights)
+        if not self.given_initial_weights:
+            # A child that joins later (fresh online data) ramps up from 0 instead of arriving at full weight.
+            self.initial_weights = np.array(
+                [
+                    w if d.ready_for_training else 0.0
+                    for d, w in zip(self.datasets, self.final_weights, strict=True)
+                ]
+            )
         self._update_weights()
 
     @property
