@@ -310,3 +310,18 @@ def test_each_data_parallel_process_samples_its_own_stream(tmp_path):
     unseeded = DiskTrajDataset(dset_root=tmp_path, dset_name="c", dset_max_size=10)
     unseeded.seed_for_process(3)
     assert unseeded.seed is None
+
+
+def test_a_mixture_refresh_lists_new_files_without_moving_the_ramp(tmp_path):
+    online = DiskTrajDataset(tmp_path, "online", dset_max_size=10)
+    offline = OfflineDataset(tmp_path, "offline", dset_max_size=10)
+    put(offline.protected_dir, 1, 1.0)
+    offline.refresh()
+    mix = MixtureOfDatasets([online, offline], [0.8, 0.2], smooth_sudden_starts=4)
+    mix.configure(8, None)
+    put(online.fifo_dir, 2, 2.0)
+    for _ in range(5):  # a learner polling for data every few seconds
+        mix.refresh()
+    assert online.fifo_files  # the new file is seen
+    assert mix.epoch == 0
+    assert mix.current_weights[0] == pytest.approx(0.2)  # the first step of its ramp, not the fifth

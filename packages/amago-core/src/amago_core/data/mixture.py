@@ -139,6 +139,15 @@ class MixtureOfDatasets(RLDataset):
         self.epoch += 1
         return metrics
 
+    def refresh(self) -> None:
+        """Re-lists every child that lists files and recomputes the weights, without moving the schedule on an
+        epoch (what a process polling for data that others write calls every few seconds)."""
+        for d in self.datasets:
+            refresh = getattr(d, "refresh", None)
+            if callable(refresh):
+                refresh()
+        self._update_weights()
+
     def sample_random_trajectory(self) -> RLData:
         """A trajectory from a child drawn by the current (renormalised) weights."""
         weights = np.array(

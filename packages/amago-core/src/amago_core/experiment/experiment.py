@@ -209,9 +209,10 @@ class Experiment(SetupMixin):
         accelerator.wait_for_everyone()
         dataset_metrics = dataset.on_end_of_collection() if accelerator.is_main_process else {}
         accelerator.wait_for_everyone()
-        refresh = getattr(dataset, "refresh", None)
-        if accelerator.num_processes > 1 and callable(refresh):
-            refresh()  # see the main process's deletions and everyone's new files
+        if not accelerator.is_main_process:
+            # Without edit rights this only re-lists (the main process's deletions, everyone's new files) and
+            # moves the same schedules as the main process's call (a mixture's weights).
+            dataset.on_end_of_collection()
         if dataset_metrics:
             self.log(dataset_metrics, "dataset")
             self._epoch_metrics.update({f"dataset/{k}": v for k, v in dataset_metrics.items()})

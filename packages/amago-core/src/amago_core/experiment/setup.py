@@ -150,7 +150,12 @@ class SetupMixin(InteractionMixin):
             items_per_epoch=items_per_epoch(self.config, self._accelerator.num_processes),
             max_seq_len=run.max_seq_len,
             padded_sampling=replay.padded_sampling,
-            has_edit_rights=replay.has_dset_edit_rights and not self.role.only_collects,
+            # One process edits a buffer (FIFO deletions, quarantine); every other one only re-lists it.
+            has_edit_rights=(
+                replay.has_dset_edit_rights
+                and not self.role.only_collects
+                and self._accelerator.is_main_process
+            ),
         )
         return self.dataset
 
