@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import pytest
@@ -34,3 +35,22 @@ def tiny_job(tmp_path) -> dict[str, Any]:
     job = {key: dict(value) if isinstance(value, dict) else value for key, value in TINY_JOB.items()}
     job["run"] = {**TINY_JOB["run"], "ckpt_base_dir": str(tmp_path / "runs"), "name": "tiny"}
     return job
+
+
+@pytest.fixture
+def run_job() -> Callable[..., Any]:
+    """``run_job(job, **settings)``: builds the job (a config tree) with flat settings on top, trains it to the
+    end, closes it and returns the experiment."""
+    from amago_core.config.sources import load_config
+    from amago_core.experiment import build_experiment
+
+    def run(job: dict[str, Any], **settings: Any) -> Any:
+        experiment = build_experiment(load_config(base=job, environ={}), **settings)
+        experiment.start()
+        try:
+            experiment.learn()
+        finally:
+            experiment.close()
+        return experiment
+
+    return run

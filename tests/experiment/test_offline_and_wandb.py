@@ -7,22 +7,9 @@ import shutil
 
 import pytest
 
-from amago_core.config.sources import load_config
-from amago_core.experiment import build_experiment
 
-
-def _run(job, **overrides):
-    experiment = build_experiment(load_config(base=job, environ={}), **overrides)
-    experiment.start()
-    try:
-        experiment.learn()
-    finally:
-        experiment.close()
-    return experiment
-
-
-def test_offline_from_protected_then_online(tiny_job, tmp_path):
-    source = _run(tiny_job, epochs=2)
+def test_offline_from_protected_then_online(tiny_job, tmp_path, run_job):
+    source = run_job(tiny_job, epochs=2)
     demos = sorted((source.paths.root / "buffer" / "fifo").glob("*.npz"))
     assert demos
 
@@ -33,12 +20,12 @@ def test_offline_from_protected_then_online(tiny_job, tmp_path):
     for demo in demos:
         shutil.copy(demo, protected / demo.name)
 
-    offline = _run(job, epochs=2, start_collecting_at_epoch=10, dset_max_size=1)
+    offline = run_job(job, epochs=2, start_collecting_at_epoch=10, dset_max_size=1)
     assert offline.total_frames == 0  # collection off: learned only from the protected files
     assert offline.grad_update_counter == 2 * 4
     assert sorted(p.name for p in protected.iterdir()) == sorted(d.name for d in demos)  # never deleted
 
-    online = _run(job, epochs=3, start_collecting_at_epoch=1, dset_max_size=1)
+    online = run_job(job, epochs=3, start_collecting_at_epoch=1, dset_max_size=1)
     assert online.total_frames == 2 * 8 * 4  # epochs 1 and 2 collected
     fifo = tmp_path / "runs" / "offline" / "buffer" / "fifo"
     assert len(list(fifo.glob("*.npz"))) == 1  # FIFO trimmed to dset_max_size
@@ -46,13 +33,13 @@ def test_offline_from_protected_then_online(tiny_job, tmp_path):
 
 
 @pytest.mark.slow
-def test_wandb_logs_offline_without_network(tiny_job, tmp_path, monkeypatch):
+def test_wandb_logs_offline_without_network(tiny_job, tmp_path, monkeypatch, run_job):
     pytest.importorskip("wandb")
     monkeypatch.setenv("WANDB_MODE", "offline")
     monkeypatch.setenv("WANDB_SILENT", "true")
     job = json.loads(json.dumps(tiny_job))
     job["logging"].update(log_to_wandb=True, wandb_project="amago-tests")
-    experiment = _run(job, epochs=1)
+    experiment = run_job(job, epochs=1)
     run_dirs = list((experiment.paths.root / "wandb").glob("offline-run-*"))
     assert len(run_dirs) == 1
     assert list(run_dirs[0].glob("*.wandb"))

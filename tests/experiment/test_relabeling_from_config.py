@@ -4,7 +4,6 @@ seeds it from the run's seed, and trains on what it rewrites."""
 from __future__ import annotations
 
 import json
-from typing import Any
 
 import numpy as np
 import pytest
@@ -63,19 +62,9 @@ def mark_relabeler(fake_distribution) -> None:
     )
 
 
-def run(job: dict[str, Any], **settings: Any):
-    experiment = build_experiment(load_config(base=job, environ={}), **settings)
-    experiment.start()
-    try:
-        experiment.learn()
-    finally:
-        experiment.close()
-    return experiment
-
-
-def test_a_relabeler_in_the_config_rewrites_what_training_loads(mark_relabeler, tiny_job):
+def test_a_relabeler_in_the_config_rewrites_what_training_loads(mark_relabeler, tiny_job, run_job):
     tiny_job["replay"] = {**tiny_job["replay"], "relabeler": {"kind": "mark", "reward": 7.0}}
-    experiment = run(tiny_job, epochs=1)
+    experiment = run_job(tiny_job, epochs=1)
     relabeler = experiment.dataset.relabeler
     assert type(relabeler).__name__ == "Mark"
     assert relabeler.calls > 0  # training sampled its windows through it
@@ -137,13 +126,13 @@ def test_each_dataloader_worker_relabels_with_its_own_stream():
     assert draws != worker_draws(seed=6)
 
 
-def test_hindsight_from_the_config_makes_every_mazerunner_episode_succeed(tiny_job):
+def test_hindsight_from_the_config_makes_every_mazerunner_episode_succeed(tiny_job, run_job):
     tiny_job["env"] = {"id": "mazerunner", "maze_dim": 7, "time_limit": 8}
     tiny_job["run"] = {**tiny_job["run"], "max_seq_len": 8}
     tiny_job["replay"] = {"traj_save_len": 1000, "relabeler": {"kind": "hindsight", "strategy": "all"}}
     tiny_job["rollout"] = {"parallel_actors": 2}
     tiny_job["schedule"] = {**tiny_job["schedule"], "train_timesteps_per_epoch": 20, "val_interval": None}
-    experiment = run(tiny_job, epochs=1)
+    experiment = run_job(tiny_job, epochs=1)
     relabeler = experiment.dataset.relabeler
     assert isinstance(relabeler, MazeRunnerHindsightRelabeler)
     assert (relabeler.num_goals, relabeler.strategy, relabeler.seed) == (3, "all", relabel_seed(3, 0))
@@ -158,7 +147,7 @@ def test_hindsight_from_the_config_makes_every_mazerunner_episode_succeed(tiny_j
         np.testing.assert_array_equal(relabeled.rl2s[1:, 0], relabeled.rews[:, 0])
 
 
-def test_relabeling_draws_from_the_samplers_saved_generator(tiny_job):
+def test_relabeling_draws_from_the_samplers_saved_generator(tiny_job, run_job):
     # What makes a resumed run relabel exactly as the uninterrupted one: the relabeler draws from the dataset's
     # generator (saved with the training state), not from a stream of its own that no checkpoint holds.
     tiny_job["env"] = {"id": "mazerunner", "maze_dim": 7, "time_limit": 8}
@@ -166,7 +155,7 @@ def test_relabeling_draws_from_the_samplers_saved_generator(tiny_job):
     tiny_job["replay"] = {"traj_save_len": 1000, "relabeler": {"kind": "hindsight", "strategy": "some"}}
     tiny_job["rollout"] = {"parallel_actors": 2}
     tiny_job["schedule"] = {**tiny_job["schedule"], "train_timesteps_per_epoch": 20, "val_interval": None}
-    experiment = run(tiny_job, epochs=1)
+    experiment = run_job(tiny_job, epochs=1)
     dataset, relabeler = experiment.dataset, experiment.dataset.relabeler
     saved = dataset.rng.bit_generator.state
 

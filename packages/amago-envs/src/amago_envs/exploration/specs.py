@@ -135,6 +135,17 @@ class TMazeExplorationConfig(ComponentConfig):
         """Epsilon inside the corridor."""
         return min(1.0, self.corridor_eps_scale / self.corridor_length)
 
+    def as_egreedy(self) -> EGreedyConfig:
+        """The same exploration as ``egreedy`` with the corridor as its quiet stretch."""
+        return EGreedyConfig(
+            eps_start=self.eps_start,
+            eps_end=self.eps_end,
+            steps_anneal=self.steps_anneal,
+            randomize_eps=self.randomize_eps,
+            quiet_steps=self.corridor_steps,
+            quiet_eps=self.corridor_eps,
+        )
+
     def follow_episode_length(self, old: int, new: int) -> dict[str, Any]:
         """The corridor grows or shrinks with the episode (T-Maze episodes are the corridor plus 1 or 3)."""
         return {"corridor_length": max(1, self.corridor_length + new - old)}

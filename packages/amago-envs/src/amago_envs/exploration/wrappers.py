@@ -228,14 +228,4 @@ def build_tmaze(
     **_: Any,
 ) -> EpsilonGreedy:
     """Factory of the ``tmaze`` spec: epsilon-greedy whose quiet stretch is the T-Maze corridor."""
-    return EpsilonGreedy(
-        env,
-        eps_start=config.eps_start,
-        eps_end=config.eps_end,
-        steps_anneal=config.steps_anneal,
-        randomize_eps=config.randomize_eps,
-        seed=seed,
-        start_step=start_step,
-        quiet_steps=config.corridor_steps,
-        quiet_eps=config.corridor_eps,
-    )
+    return build_egreedy(config.as_egreedy(), env=env, seed=seed, start_step=start_step)
