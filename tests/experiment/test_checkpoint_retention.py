@@ -21,16 +21,6 @@ def _job(tiny_job: dict[str, Any], **schedule: Any) -> dict[str, Any]:
     return tiny_job
 
 
-def _train(job: dict[str, Any], *, resume: bool = False):
-    experiment = build_experiment(load_config(base=job, environ={}))
-    experiment.start(resume=resume)
-    try:
-        experiment.learn()
-    finally:
-        experiment.close()
-    return experiment
-
-
 def _state_epochs(paths: RunPaths) -> list[int]:
     return sorted(int(p.name.rsplit("_", 1)[1]) for p in paths.training_states.iterdir())
 
@@ -68,7 +58,7 @@ def test_the_rule_keeps_the_newest_n_and_every_kth(newest, every, kept):
     assert kept_epochs(range(10), newest, every) == kept
 
 
-def test_a_long_run_keeps_exactly_the_newest_states_and_weights_plus_every_kth(tiny_job):
+def test_a_long_run_keeps_exactly_the_newest_states_and_weights_plus_every_kth(tiny_job, run_job):
     job = _job(
         tiny_job,
         epochs=8,
@@ -78,16 +68,16 @@ def test_a_long_run_keeps_exactly_the_newest_states_and_weights_plus_every_kth(t
         keep_policies=3,
         keep_policy_every=4,
     )
-    paths = _train(job).paths
+    paths = run_job(job).paths
     assert _state_epochs(paths) == [0, 3, 6, 7]  # the newest 2, plus multiples of 3
     assert _policy_epochs(paths) == [0, 4, 5, 6, 7]  # the newest 3, plus multiples of 4
     assert [p.name for p in paths.rolling_state(7).parent.glob("state_epoch_*")] == ["state_epoch_7"]
     assert not list(paths.ckpts.rglob(".*"))  # no temp or half-written folder left
 
 
-def test_none_keeps_every_policy_and_the_interval_still_applies(tiny_job):
+def test_none_keeps_every_policy_and_the_interval_still_applies(tiny_job, run_job):
     job = _job(tiny_job, epochs=6, ckpt_interval=2, keep_states=1, keep_policies=None)
-    paths = _train(job).paths
+    paths = run_job(job).paths
     assert _policy_epochs(paths) == [0, 2, 4]
     assert _state_epochs(paths) == [4]
 
@@ -120,9 +110,9 @@ def test_only_the_main_process_prunes(tmp_path):
     assert _policy_epochs(paths) == [3]
 
 
-def test_resume_after_pruning_and_a_smaller_keep_shrinks_the_folder_on_the_next_save(tiny_job):
+def test_resume_after_pruning_and_a_smaller_keep_shrinks_the_folder_on_the_next_save(tiny_job, run_job):
     job = _job(tiny_job, epochs=4, ckpt_interval=1, keep_states=4, keep_policies=4, rolling_state=False)
-    first = _train(job)
+    first = run_job(job)
     assert _state_epochs(first.paths) == [0, 1, 2, 3]
     job = _job(job, epochs=6, keep_states=2, keep_policies=2)
     resumed = build_experiment(load_config(base=job, environ={}))
