@@ -315,3 +315,30 @@ def test_doctor_reports_the_procgen_line(monkeypatch) -> None:
     report = doctor.examine()
     (line,) = [w for w in report.warnings if w.startswith("envs:procgen:")]
     assert "procgen needs numpy<2 and this environment has numpy 2.0.0" in line
+
+
+@pytest.mark.parametrize(
+    ("stopped_by", "val_envs", "remote_evaluates", "expected"),
+    [
+        (None, True, False, True),  # a finished local run
+        (None, False, True, True),  # ray.evaluate: validation on the actors, the test pass still runs here
+        ("max_minutes", True, False, True),  # a budget's time limit ends a run normally
+        ("SIGINT", True, False, False),  # interrupted: resume instead
+        (None, False, False, False),  # a run that never evaluates
+    ],
+)
+def test_the_final_test_pass_runs_for_every_finished_run_that_evaluates(
+    stopped_by, val_envs, remote_evaluates, expected
+) -> None:
+    from types import SimpleNamespace
+
+    from amago_core.cli.run_cmd import runs_final_test
+
+    collector = SimpleNamespace(evaluates=remote_evaluates) if remote_evaluates else None
+    experiment = SimpleNamespace(
+        stopped_by=stopped_by,
+        val_envs=object() if val_envs else None,
+        collector=collector,
+        make_test_env=lambda: None,
+    )
+    assert runs_final_test(experiment) is expected

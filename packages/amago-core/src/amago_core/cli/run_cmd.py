@@ -236,6 +236,17 @@ def _write_failures_exit(experiment: Any, debug: bool) -> Iterator[None]:
         fail(str(failure), code=WRITE_FAILED)
 
 
+def runs_final_test(experiment: Any) -> bool:
+    """Whether ``amago run`` ends with a ``test/`` pass: the run finished (or reached its time limit), it
+    evaluates (here, or on its Ray actors with ``ray.evaluate``) and it has test envs."""
+    from amago_core.experiment.state import TIME_LIMIT  # torch-heavy: the experiment exists by now
+
+    finished = experiment.stopped_by in (None, TIME_LIMIT)  # a time limit is how a budget ends
+    collector = experiment.collector
+    evaluates = experiment.val_envs is not None or (collector is not None and collector.evaluates)
+    return bool(finished and evaluates and experiment.make_test_env)
+
+
 def _train(config: Any, resume: Path | None, debug: bool, quiet: bool) -> None:
     from amago_core.experiment.naming import env_id_of
     from amago_core.experiment.plot import plot_finished_run
@@ -258,8 +269,7 @@ def _train(config: Any, resume: Path | None, debug: bool, quiet: bool) -> None:
                 )
                 sys.stderr.write(f"amago: {message} ({experiment.paths.root})\n")
             experiment.learn()
-            finished = experiment.stopped_by in (None, TIME_LIMIT)  # a time limit is how a budget ends
-            if finished and experiment.val_envs is not None and experiment.make_test_env:
+            if runs_final_test(experiment):
                 final = experiment.evaluate_test(
                     experiment.make_test_env, experiment.config.schedule.val_timesteps_per_epoch
                 )
