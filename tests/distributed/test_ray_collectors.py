@@ -20,11 +20,11 @@ from typing import Any
 
 import pytest
 
-from amago.default_job import DEFAULT_JOB
 from amago_core.config.sources import load_config
 from amago_core.data.files import is_traj_file, load_traj
 from amago_core.experiment import build_experiment
 from amago_core.experiment.metrics import AVERAGE_RETURN_KEY
+from tests.experiment.conftest import learnable_tmaze_job
 
 ray = pytest.importorskip("ray", reason="the ray extra is not installed (pip install 'amago-core[ray]')")
 cluster_utils = pytest.importorskip("ray.cluster_utils")
@@ -73,24 +73,7 @@ def two_node_cluster():
 
 def tmaze_job(tmp_path: Path, address: str, corridor: int, name: str) -> dict[str, Any]:
     """The embedded T-Maze job at tiny sizes, collected by 4 Ray actors of 2 envs (1 CPU each: both nodes)."""
-    job = json.loads(json.dumps(DEFAULT_JOB))
-    job["env"]["corridor_length"] = corridor
-    job["run"].update(max_seq_len=corridor + 1, seed=1, ckpt_base_dir=str(tmp_path), name=name)
-    job["replay"]["traj_save_len"] = corridor + 1
-    job["tstep_encoder"].update(d_hidden=64, d_output=64)
-    job["traj_encoder"].update(d_model=32, n_layers=1, d_ff=64, n_heads=4)
-    job["rollout"]["parallel_actors"] = 8
-    job["exploration"]["steps_anneal"] = 100
-    job["optim"] = {"learning_rate": 5e-4, "lr_warmup_steps": 50}
-    job["schedule"].update(
-        epochs=40,
-        train_timesteps_per_epoch=3 * (corridor + 1),
-        train_batches_per_epoch=20,
-        val_interval=2,
-        val_timesteps_per_epoch=2 * (corridor + 1),
-        ckpt_interval=None,
-    )
-    job["logging"] = {"verbose": False, "plot": False}
+    job = learnable_tmaze_job(tmp_path, corridor, name, steps_anneal=100)
     job["ray"] = {"actors": ACTORS, "envs_per_actor": 2, "address": address, "cpus_per_actor": 1.0}
     return job
 

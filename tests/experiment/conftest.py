@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 from typing import Any
 
@@ -54,3 +55,29 @@ def run_job() -> Callable[..., Any]:
         return experiment
 
     return run
+
+
+def learnable_tmaze_job(folder: Any, corridor: int, name: str, *, steps_anneal: int) -> dict[str, Any]:
+    """The embedded main job at tiny sizes, seeded: a T-Maze with a ``corridor``-cell corridor that the default
+    agent solves in seconds (8 actors, 40 epochs of 20 updates, validation every 2 epochs), in ``folder``."""
+    from amago.default_job import DEFAULT_JOB
+
+    job = json.loads(json.dumps(DEFAULT_JOB))
+    job["env"]["corridor_length"] = corridor
+    job["run"].update(max_seq_len=corridor + 1, seed=1, ckpt_base_dir=str(folder), name=name)
+    job["replay"]["traj_save_len"] = corridor + 1
+    job["tstep_encoder"].update(d_hidden=64, d_output=64)
+    job["traj_encoder"].update(d_model=32, n_layers=1, d_ff=64, n_heads=4)
+    job["rollout"]["parallel_actors"] = 8
+    job["exploration"]["steps_anneal"] = steps_anneal
+    job["optim"] = {"learning_rate": 5e-4, "lr_warmup_steps": 50}
+    job["schedule"].update(
+        epochs=40,
+        train_timesteps_per_epoch=3 * (corridor + 1),
+        train_batches_per_epoch=20,
+        val_interval=2,
+        val_timesteps_per_epoch=2 * (corridor + 1),
+        ckpt_interval=None,
+    )
+    job["logging"] = {"verbose": False, "plot": False}
+    return job
