@@ -24,7 +24,7 @@ from amago_core.config.sources import load_config
 from amago_core.data.files import is_traj_file, load_traj
 from amago_core.experiment import build_experiment
 from amago_core.experiment.metrics import AVERAGE_RETURN_KEY
-from tests.experiment.conftest import learnable_tmaze_job
+from tests.experiment.conftest import learnable_tmaze_job, stop_when_solved
 
 ray = pytest.importorskip("ray", reason="the ray extra is not installed (pip install 'amago-core[ray]')")
 cluster_utils = pytest.importorskip("ray.cluster_utils")
@@ -87,17 +87,7 @@ def test_four_actors_on_two_nodes_learn_the_tmaze(tmp_path, two_node_cluster):
     collector = experiment.collector
     assert collector is not None
     assert experiment.train_envs is None
-    history: list[float] = []
-    evaluate = experiment.evaluate_val
-
-    def evaluate_and_stop():
-        metrics = evaluate()
-        history.append(metrics[AVERAGE_RETURN_KEY])
-        if metrics[AVERAGE_RETURN_KEY] >= 0.999:
-            experiment.request_stop()
-        return metrics
-
-    experiment.evaluate_val = evaluate_and_stop
+    history = stop_when_solved(experiment)
     try:
         nodes = {info.node_id for info in collector.actor_infos()}
         experiment.learn()

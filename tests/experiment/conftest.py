@@ -81,3 +81,21 @@ def learnable_tmaze_job(folder: Any, corridor: int, name: str, *, steps_anneal: 
     )
     job["logging"] = {"verbose": False, "plot": False}
     return job
+
+
+def stop_when_solved(experiment: Any) -> list[float]:
+    """Makes ``experiment`` stop at the first val return of 1.0; returns the list its val returns go into."""
+    from amago_core.experiment.metrics import AVERAGE_RETURN_KEY
+
+    history: list[float] = []
+    evaluate = experiment.evaluate_val
+
+    def evaluate_and_stop() -> Any:
+        metrics = evaluate()
+        history.append(metrics[AVERAGE_RETURN_KEY])
+        if metrics[AVERAGE_RETURN_KEY] >= 0.999:
+            experiment.request_stop()
+        return metrics
+
+    experiment.evaluate_val = evaluate_and_stop
+    return history

@@ -10,8 +10,7 @@ import time
 
 from amago_core.config.sources import load_config
 from amago_core.experiment import build_experiment
-from amago_core.experiment.metrics import AVERAGE_RETURN_KEY
-from tests.experiment.conftest import learnable_tmaze_job
+from tests.experiment.conftest import learnable_tmaze_job, stop_when_solved
 
 CORRIDOR = 1
 
@@ -20,17 +19,7 @@ def test_transformer_agent_solves_a_small_tmaze(tmp_path):
     job = learnable_tmaze_job(tmp_path, CORRIDOR, "solve", steps_anneal=400)
     experiment = build_experiment(load_config(base=job, environ={}))
     experiment.start()
-    history = []
-    evaluate = experiment.evaluate_val
-
-    def evaluate_and_stop():
-        metrics = evaluate()
-        history.append(metrics[AVERAGE_RETURN_KEY])
-        if metrics[AVERAGE_RETURN_KEY] >= 0.999:
-            experiment.request_stop()
-        return metrics
-
-    experiment.evaluate_val = evaluate_and_stop
+    history = stop_when_solved(experiment)
     start = time.perf_counter()
     try:
         experiment.learn()
