@@ -302,6 +302,11 @@ class ExperimentConfig(StrictModel):
             raise ValueError(msg)
         return self
 
+    @property
+    def envs_per_ray_actor(self) -> int:
+        """Envs each Ray actor steps: ``ray.envs_per_actor``, or ``rollout.parallel_actors`` when that is unset."""
+        return self.ray.envs_per_actor or self.rollout.parallel_actors
+
     def component(self, key: str) -> ComponentConfig | None:
         """The validated config in slot ``key`` (``traj_encoder``...), resolving a default name now.
 

@@ -165,9 +165,7 @@ def actor_config(job: ActorJob, index: int, folder: Path, reconstructed: bool) -
                     "torch_threads": max(1, int(ray_cfg.cpus_per_actor)),
                 }
             ),
-            "rollout": config.rollout.model_copy(
-                update={"parallel_actors": ray_cfg.envs_per_actor or config.rollout.parallel_actors}
-            ),
+            "rollout": config.rollout.model_copy(update={"parallel_actors": config.envs_per_ray_actor}),
             "replay": config.replay.model_copy(update={"dset_root": folder, "dset_name": "buffer"}),
             "schedule": config.schedule.model_copy(
                 update={"start_collecting_at_epoch": 0, "val_interval": None, "ckpt_interval": None}
@@ -184,7 +182,7 @@ def actor_env_makers(make_env: Any, config: ExperimentConfig, index: int) -> Any
     """The env maker(s) of actor ``index``: a suite's makers know the global index of each of its envs
     (``index * envs_per_actor`` onwards of ``actors * envs_per_actor``), so a suite that pins actors (each to a
     game...) pins them across all Ray actors; other makers are the same for every actor."""
-    envs = config.ray.envs_per_actor or config.rollout.parallel_actors
+    envs = config.envs_per_ray_actor
     return actor_share(make_env, index * envs, config.ray.actors * envs)
 
 

@@ -185,7 +185,7 @@ class SetupMixin(InteractionMixin):
         exploration = self.components.exploration.name if self.components.exploration is not None else None
         actors = f"{rollout.parallel_actors} {rollout.env_mode} actors"
         if self.collector is not None:
-            envs = remote.envs_per_actor or rollout.parallel_actors
+            envs = self.config.envs_per_ray_actor
             actors = f"{remote.actors} Ray actors x {envs} {rollout.env_mode} envs"
         return f"{actors}; obs {self.obs_space}; actions {self.action_space}; exploration {exploration}"
 

@@ -185,7 +185,7 @@ class ExperimentState:
             return  # one maker builds every env of the pool
         train_actors = rollout.parallel_actors
         if ray.actors:
-            train_actors = ray.actors * (ray.envs_per_actor or rollout.parallel_actors)
+            train_actors = ray.actors * self.config.envs_per_ray_actor
         for maker, n, what in (
             (self.make_train_env, train_actors, "make_train_env"),
             (self.make_val_env, rollout.parallel_actors, "make_val_env"),
