@@ -23,9 +23,10 @@ def test_statistics_follow_targets_with_bias_correction() -> None:
     popart = PopArt(2, PopArtConfig(beta=0.5))
     targets = torch.tensor([[2.0, -4.0]]).reshape(1, 1, 2, 1).expand(3, 4, 2, 1)
     popart.update_stats(targets, torch.ones(3, 4, 1, 1, dtype=torch.bool))
-    # The first bias-corrected step has beta_t = 1: the statistics jump to the batch's moments.
-    torch.testing.assert_close(popart.mu, torch.tensor([[2.0], [-4.0]]))
-    torch.testing.assert_close(popart.nu, torch.tensor([[4.0], [16.0]]))
+    # The initial statistics count as one earlier observation: beta_1 = beta / (1 - (1 - beta)^2) = 2/3 here,
+    # so the first update keeps a third of mu = 0, nu = init_nu = 100 (tests/parity checks AMAGO's own numbers).
+    torch.testing.assert_close(popart.mu, torch.tensor([[2.0], [-4.0]]) * 2 / 3)
+    torch.testing.assert_close(popart.nu, torch.tensor([[4.0], [16.0]]) * 2 / 3 + 100 / 3)
     normalized = popart.normalize_values(torch.tensor([[3.0], [-4.0]]))
     torch.testing.assert_close(popart.denormalize_values(normalized), torch.tensor([[3.0], [-4.0]]))
 

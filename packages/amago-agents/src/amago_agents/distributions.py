@@ -26,7 +26,8 @@ from amago_agents.specs import (
 )
 
 ACTION_CLAMP = 0.99
-"""Buffer actions are clamped to ±0.99 before inverting a squashing transform (atanh(±1) is infinite)."""
+"""The tanh-Gaussian and Beta policies clamp buffer actions to ±0.99 before their log-probability (atanh(±1) and
+the Beta density at the bounds are infinite); the mixture policy guards with :data:`TANH_EPSILON` instead."""
 
 _LOG_2 = math.log(2.0)
 
@@ -104,13 +105,21 @@ class PolicyDistribution(abc.ABC):
 class ClippedCategorical(Policy):
     """Categorical whose probabilities are clipped to [low, high] and renormalised (AMAGO's ``Discrete``).
 
-    The renormalising sum is detached, as in AMAGO, so gradients flow through the clipped probabilities only.
+    Two normalisations, as AMAGO's: the clipped probabilities are divided by their detached sum, then by their
+    own sum with gradient (what ``torch.distributions.Categorical(probs=...)`` does). The values are the same as
+    one division; the second keeps the gradient on the simplex. Without it, once the top action's probability
+    passes ``clip_high`` its behaviour-cloning gradient is exactly 0 and ``sum_a p_a Q(s, a)`` would depend on a
+    constant offset of Q.
     """
 
     def __init__(self, logits: torch.Tensor, clip_low: float, clip_high: float) -> None:
         clipped = logits.softmax(-1).clamp(clip_low, clip_high)
-        self.probs = clipped / clipped.sum(-1, keepdim=True).detach()
-        self.log_probs = self.probs.log()
+        safe = clipped / clipped.sum(-1, keepdim=True).detach()
+        self.probs = safe / safe.sum(-1, keepdim=True)
+        # As Categorical's logits: probabilities clamped to [eps, 1 - eps] before the log, so a probability of
+        # exactly 0 or 1 (clip_low = 0 or clip_high = 1) gives a finite log-probability.
+        eps = torch.finfo(self.probs.dtype).eps
+        self.log_probs = self.probs.clamp(eps, 1.0 - eps).log()
 
     def sample(self) -> torch.Tensor:
         """Indices ``(..., 1)``."""
@@ -167,9 +176,15 @@ class DiscreteDist(PolicyDistribution):
 # --------------------------------------------------------------------------------------------------------
 
 
-def _tanh_log_det(action: torch.Tensor) -> torch.Tensor:
-    """log |d tanh(u) / du| at ``action = tanh(u)``, per dimension."""
-    return torch.log1p(-action.pow(2) + 1e-6)
+def _tanh_log_det(pre_tanh: torch.Tensor) -> torch.Tensor:
+    """log |d tanh(u) / du| = log(1 - tanh(u)^2) at ``u = pre_tanh``, per dimension, in the form that stays
+    exact where tanh saturates: ``2 (log 2 - u - softplus(-2u))``."""
+    return 2.0 * (_LOG_2 - pre_tanh - F.softplus(-2.0 * pre_tanh))
+
+
+TANH_EPSILON = 1e-6
+"""The tanh-wrapped mixture's guard (robomimic's, which AMAGO's GMM uses): ``1 ± a`` is kept above it before the
+inverse, and it is added inside ``log(1 - a^2 + eps)``, so actions at the bounds have a finite log-probability."""
 
 
 def _normal_log_prob(x: torch.Tensor, loc: torch.Tensor, std: torch.Tensor) -> torch.Tensor:
@@ -193,9 +208,8 @@ class TanhGaussian(Policy):
 
     def log_prob(self, action: torch.Tensor) -> torch.Tensor:
         """Summed over action dimensions; actions clamped to ±0.99 before atanh."""
-        clamped = action.clamp(-ACTION_CLAMP, ACTION_CLAMP)
-        pre_tanh = torch.atanh(clamped)
-        per_dim = _normal_log_prob(pre_tanh, self.loc, self.std) - _tanh_log_det(clamped)
+        pre_tanh = torch.atanh(action.clamp(-ACTION_CLAMP, ACTION_CLAMP))
+        per_dim = _normal_log_prob(pre_tanh, self.loc, self.std) - _tanh_log_det(pre_tanh)
         return per_dim.sum(-1, keepdim=True)
 
     def mode(self) -> torch.Tensor:
@@ -245,12 +259,19 @@ class TanhGMM(Policy):
             return torch.tanh(loc + std * torch.randn_like(loc))
 
     def log_prob(self, action: torch.Tensor) -> torch.Tensor:
-        """Mixture log-density of the pre-tanh action, minus the tanh log-determinant."""
-        clamped = action.clamp(-ACTION_CLAMP, ACTION_CLAMP)
-        pre_tanh = torch.atanh(clamped).unsqueeze(-2)
+        """Mixture log-density of the pre-tanh action, minus the tanh log-determinant.
+
+        Actions are not clamped to ±0.99 (unlike the single Gaussian): ``1 ± a`` is kept above
+        :data:`TANH_EPSILON`, as AMAGO's GMM does, so an action at the bound (offline data often has them) gets the
+        low density it has rather than the density at 0.99.
+        """
+        one_plus = (1.0 + action).clamp_min(TANH_EPSILON)
+        one_minus = (1.0 - action).clamp_min(TANH_EPSILON)
+        pre_tanh = (0.5 * torch.log(one_plus / one_minus)).unsqueeze(-2)
         per_component = _normal_log_prob(pre_tanh, self.loc, self.std).sum(-1)
         mixed = torch.logsumexp(per_component + self.logits.log_softmax(-1), dim=-1, keepdim=True)
-        return mixed - _tanh_log_det(clamped).sum(-1, keepdim=True)
+        log_det = torch.log(1.0 - action.pow(2) + TANH_EPSILON)
+        return mixed - log_det.sum(-1, keepdim=True)
 
     def mode(self) -> torch.Tensor:
         """``tanh`` of the mean of the most likely component."""

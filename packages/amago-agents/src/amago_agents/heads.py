@@ -89,18 +89,32 @@ class ActorHead(nn.Module):
 class EnsembleLinear(nn.Module):
     """``C`` independent linear layers applied in one batched matmul.
 
+    Initialised as AMAGO's einsum ensembles (einops' ``EinMix``): weights ``U(±sqrt(3 / fan_in))``, biases
+    ``U(±sqrt(1 / fan_in))``, i.e. He-uniform weights, sqrt(3) wider than ``nn.Linear``'s default.
+
     Args:
         num_members: ensemble size C.
         d_in: input size.
         d_out: output size.
         bias: learn a bias per member.
+        fan_in: inputs one output sums over (default ``d_in``); a layer that is one part of a wider input
+            layer passes the whole layer's input size, so both parts start as that one layer would.
     """
 
-    def __init__(self, num_members: int, d_in: int, d_out: int, bias: bool = True) -> None:
+    def __init__(
+        self, num_members: int, d_in: int, d_out: int, bias: bool = True, *, fan_in: int | None = None
+    ) -> None:
         super().__init__()
-        bound = 1.0 / math.sqrt(d_in)  # nn.Linear's default initialisation, per member
-        self.weight = nn.Parameter(torch.empty(num_members, d_in, d_out).uniform_(-bound, bound))
-        self.bias = nn.Parameter(torch.empty(num_members, 1, d_out).uniform_(-bound, bound)) if bias else None
+        fan_in = fan_in or d_in
+        weight_bound, bias_bound = math.sqrt(3.0 / fan_in), math.sqrt(1.0 / fan_in)
+        self.weight = nn.Parameter(
+            torch.empty(num_members, d_in, d_out).uniform_(-weight_bound, weight_bound)
+        )
+        self.bias = (
+            nn.Parameter(torch.empty(num_members, 1, d_out).uniform_(-bias_bound, bias_bound))
+            if bias
+            else None
+        )
 
     def forward_shared(self, x: torch.Tensor) -> torch.Tensor:
         """Every member applied to the same input ``(N, d_in)``, as ``(C, N, d_out)`` (one batched matmul).
@@ -171,9 +185,16 @@ class CriticEnsemble(nn.Module):
             "gamma_features", gamma_features(torch.tensor(gammas, dtype=torch.float32))[:, None]
         )
         d = config.d_hidden
-        self.inp_state = EnsembleLinear(num_critics, state_dim, d)
-        # The (gamma feature, action) part of the first layer: no bias (inp_state has one).
-        self.inp_extra = EnsembleLinear(num_critics, 1 + action_dim, d, bias=False) if action_input else None
+        # The first layer is one layer over [state, gamma feature, action] split in two (the state's share is
+        # computed once per state, not once per action sample and gamma); both parts start as that layer would.
+        d_extra = 1 + action_dim if action_input else 0
+        self.inp_state = EnsembleLinear(num_critics, state_dim, d, fan_in=state_dim + d_extra)
+        # The (gamma feature, action) part: no bias (inp_state has one).
+        self.inp_extra = (
+            EnsembleLinear(num_critics, d_extra, d, bias=False, fan_in=state_dim + d_extra)
+            if action_input
+            else None
+        )
         self.hidden = nn.ModuleList(EnsembleLinear(num_critics, d, d) for _ in range(config.n_layers - 1))
         final = out_dim if action_input else self.num_gammas * action_dim * out_dim
         self.out = EnsembleLinear(num_critics, d, final)

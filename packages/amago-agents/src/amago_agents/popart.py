@@ -90,8 +90,12 @@ class PopArt(nn.Module):
         # statistics instead of being poisoned; torch.where avoids a device sync.
         finite = has_data & torch.isfinite(mean) & torch.isfinite(square_mean)
         self.updates += 1
-        # Bias correction: the first updates would otherwise be dominated by the initial mu and nu.
-        beta_t = self.beta / (1.0 - (1.0 - self.beta) ** float(self.updates))
+        # Bias correction with the initial statistics counted as one earlier observation (AMAGO's counter starts
+        # at 1): the first update mixes about half and half with mu = 0, nu = init_nu, which is what makes
+        # init_nu keep the first normalised targets small. Counting from 0 would give beta_1 = 1 and discard it.
+        # In float32 on the device, as AMAGO computes it: no host sync, and the same rounding (for beta = 5e-4 the
+        # first steps' 1 - (1 - beta)^t loses about 1e-4 of relative precision to cancellation either way).
+        beta_t = self.beta / (1.0 - (1.0 - self.beta) ** (self.updates + 1).to(self.mu.dtype))
         old_mu, old_sigma = self.mu.clone(), self.sigma
         self.mu.copy_(torch.where(finite, (1.0 - beta_t) * self.mu + beta_t * mean, self.mu))
         self.nu.copy_(torch.where(finite, (1.0 - beta_t) * self.nu + beta_t * square_mean, self.nu))

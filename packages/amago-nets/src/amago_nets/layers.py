@@ -165,8 +165,10 @@ class InputNorm(nn.Module):
         if flat.shape[0] == 0:
             return
         self.steps += 1
-        # Bias correction keeps the first updates from being dominated by the zero initialisation.
-        beta_t = self.beta / (1.0 - (1.0 - self.beta) ** self.steps.item())
+        # Bias correction with the initial statistics counted as one earlier observation (AMAGO's counter starts
+        # at 1), so the first batch mixes about half and half with mu = 0, nu = init_nu instead of replacing them.
+        # In float32 on the device (no host sync), as AMAGO computes it, so the rounding is the same too.
+        beta_t = self.beta / (1.0 - (1.0 - self.beta) ** (self.steps + 1).to(self.mu.dtype))
         self.mu.mul_(1 - beta_t).add_(beta_t * flat.mean(0))
         self.nu.mul_(1 - beta_t).add_(beta_t * flat.pow(2).mean(0))
 
@@ -177,8 +179,8 @@ class InputNorm(nn.Module):
         sigma = self.sigma
         centred = x - self.mu
         # Near-constant features would be blown up by a tiny sigma; centring alone is the safer choice.
-        scaled = torch.where((sigma > 0.01) & torch.isfinite(sigma), centred / sigma, centred)
-        return scaled.clamp(-1e4, 1e4)
+        scaled = (centred / sigma).clamp(-1e4, 1e4)
+        return torch.where((sigma > 0.01) & torch.isfinite(scaled), scaled, centred)
 
 
 class SigmaReparamLinear(nn.Module):
@@ -214,8 +216,9 @@ class SigmaReparamLinear(nn.Module):
         """Applies the reparametrised linear map."""
         if self.training:
             with torch.no_grad():
-                self.v.copy_(F.normalize(self.weight.t() @ self.u, dim=0))
+                # u first, then v from the new u (AMAGO's order of the power-iteration step).
                 self.u.copy_(F.normalize(self.weight @ self.v, dim=0))
+                self.v.copy_(F.normalize(self.weight.t() @ self.u, dim=0))
         elif not torch.is_grad_enabled() and not torch.compiler.is_exporting():
             # Rollouts run the same weights for many steps: build W_hat once until any input changes. (Not
             # while torch.export captures a graph: its fake tensors have no data pointers to key the cache on.)

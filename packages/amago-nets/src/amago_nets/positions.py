@@ -27,7 +27,9 @@ class FixedPosEmb(nn.Module):
     def forward(self, time_idxs: torch.Tensor) -> torch.Tensor:
         """(B, L) integer times → (B, L, d_model)."""
         angles = time_idxs.float().unsqueeze(-1) * self.freqs
-        emb = torch.cat((angles.sin(), angles.cos()), dim=-1)
+        # sin and cos interleaved (even features sin, odd cos), AMAGO's layout: the embedding is added to a
+        # learned projection, so a checkpoint trained with one layout means something else under another.
+        emb = torch.stack((angles.sin(), angles.cos()), dim=-1).flatten(-2)
         if emb.shape[-1] < self.d_model:
             # Odd widths get one zero column so the embedding can be added to the residual stream.
             emb = torch.nn.functional.pad(emb, (0, self.d_model - emb.shape[-1]))
