@@ -5,10 +5,9 @@ from __future__ import annotations
 import warnings
 
 import torch
-import torch.nn.functional as F
 
 from amago_agents.base import BaseAgent
-from amago_agents.distributions import ClippedCategorical, Policy
+from amago_agents.distributions import ClippedCategorical, DiscreteDist, Policy
 from amago_agents.heads import CriticEnsemble
 from amago_agents.returns import nstep_targets, reduce_ensemble
 from amago_agents.specs import MultiTaskAgentConfig
@@ -24,8 +23,8 @@ class MultiTaskAgent(BaseAgent):
 
     Discrete actions are treated like continuous ones: the critics take one-hot actions as input, V(s) is
     estimated from policy samples, and the (optional) policy gradient uses straight-through Gumbel-softmax
-    samples. The behaviour-cloning log-prob of a Discrete buffer action is the log-probability of its index
-    (AMAGO passed a softened one-hot to a one-hot categorical's log-prob, which is not a valid action).
+    samples. Discrete buffer actions reach the critic clipped and renormalised as in :class:`Agent`; their
+    behaviour-cloning log-prob is the log-probability of their index (as AMAGO's one-hot categorical reads it).
 
     Built as ``MultiTaskAgent(config, *, obs_space, rl2_space, action_space, max_seq_len, tstep_encoder,
     traj_encoder)``; see :class:`amago_agents.base.BaseAgent`.
@@ -79,10 +78,11 @@ class MultiTaskAgent(BaseAgent):
         return self.bins.logits_to_values(logits).unsqueeze(-1)
 
     def buffer_actions(self, batch: Batch) -> torch.Tensor:
-        """As :meth:`BaseAgent.buffer_actions`, with Discrete actions made exact one-hots (critic inputs)."""
+        """As :meth:`BaseAgent.buffer_actions`; Discrete one-hots are clipped and renormalised like the policy's
+        probabilities (AMAGO's critic input). The behaviour-cloning log-prob reads their argmax."""
         actions = super().buffer_actions(batch)
-        if self.discrete:
-            return F.one_hot(actions.argmax(-1), self.action_dim).to(actions.dtype)
+        if isinstance(self.policy_dist, DiscreteDist):
+            return self.policy_dist.soften_buffer_action(actions)
         return actions
 
     def loss_terms(
