@@ -92,6 +92,8 @@ SEED_DOTTED_NAMES: dict[str, str] = {
 """Names AMAGO's pages use as dotted attributes (no import of the submodule first) -> the amago object."""
 
 NOT_SHIMS = {"amago._compat", "amago._registry_pointers", "amago.default_job"}
+NOT_SHIM_PACKAGES = ("amago.from_amago",)
+"""amago's own subpackages (no AMAGO module of that name): `amago import-amago`'s converter, which imports torch."""
 
 
 def _load(target: str) -> object:
@@ -101,7 +103,8 @@ def _load(target: str) -> object:
 
 def _shim_modules() -> list[str]:
     names = [info.name for info in pkgutil.walk_packages(amago.__path__, prefix="amago.")]
-    return ["amago", *sorted(name for name in names if name not in NOT_SHIMS)]
+    shims = (n for n in names if n not in NOT_SHIMS and not n.startswith(NOT_SHIM_PACKAGES))
+    return ["amago", *sorted(shims)]
 
 
 SHIMS = _shim_modules()

@@ -59,6 +59,10 @@ def eval_command(
 
     resolved_file = run_dir / "config.resolved.json"
     if not resolved_file.is_file():
+        if (run_dir / "ckpts" / "config.txt").is_file():
+            fail(
+                f"{run_dir} is an AMAGO run folder; convert it with `amago import-amago RUN_DIR OUT`, then eval OUT"
+            )
         fail(f"{run_dir} has no config.resolved.json; pass a run folder ({{ckpt_base_dir}}/{{run_name}})")
     fmt = _video_format_or_fail(video_format) if video else None
     trained_with_wandb = bool(_logging_section(resolved_file).get("log_to_wandb"))

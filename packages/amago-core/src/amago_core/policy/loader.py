@@ -91,8 +91,9 @@ def _refuse_pickles(folder: Path) -> None:
     pickles = sorted(str(p.relative_to(folder)) for p in folder.rglob("*") if p.suffix in PICKLE_SUFFIXES)
     if pickles:
         msg = (
-            f"{folder} holds pickle checkpoints ({', '.join(pickles[:3])}) but no amago weights; amago never "
-            "unpickles (a file can run code) and reads only the .safetensors weights that amago runs write."
+            f"{folder} holds pickle checkpoints ({', '.join(pickles[:3])}) but no amago weights (amago never "
+            "unpickles: a file can run code); if it is an AMAGO run folder, convert it with "
+            "`amago import-amago RUN_DIR OUT` and load OUT."
         )
         raise PolicyLoadError(msg)
 
