@@ -1,0 +1,342 @@
+"""The AMAGO side of the parity harness: runs the real AMAGO v3.3.0 on the harness's inputs, writes its outputs.
+
+Run only by ``bench/parity_vs_amago.py``, with the interpreter of the AMAGO reference venv
+(``../shared/baselines/amago-3.3.0/setup.sh``)::
+
+    TORCH_COMPILE_DISABLE=1 .venv-amago-ref/bin/python bench/parity_amago_ref.py WORK_DIR
+
+``WORK_DIR/cases.json`` lists the cases and ``WORK_DIR/inputs/<case>.npz`` holds each case's inputs; this
+program writes ``WORK_DIR/amago_ref/<case>.npz``: AMAGO's weights (``weight/<state-dict key>``) and what AMAGO
+computed (``out/<name>``). It measures AMAGO; nothing of the project imports it, and it copies no AMAGO code.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from functools import partial
+from pathlib import Path
+
+import numpy as np
+import torch
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # parity_noise, next to this file
+import parity_noise
+
+os.environ.setdefault("TORCH_COMPILE_DISABLE", "1")
+torch.set_num_threads(1)
+
+import gymnasium as gym  # noqa: E402
+
+from amago import agent as amago_agent  # noqa: E402
+from amago.loading import Batch  # noqa: E402
+from amago.nets import actor_critic, policy_dists, traj_encoders, transformer, tstep_encoders  # noqa: E402
+
+PAD = 4.0  # AMAGO's padding value: its loss recovers the mask from rows of it
+
+
+# ------------------------------------------------------------------------------------------------------
+# Deterministic stand-ins for AMAGO's random draws (see parity_noise)
+# ------------------------------------------------------------------------------------------------------
+
+
+def _normal_rsample(self, sample_shape=torch.Size()):  # noqa: B008 - torch's own default
+    shape = self._extended_shape(sample_shape)
+    return self.loc.expand(shape) + parity_noise.noise_for(self.loc).expand(shape) * self.scale.expand(shape)
+
+
+def _normal_sample(self, sample_shape=torch.Size()):  # noqa: B008
+    with torch.no_grad():
+        return _normal_rsample(self, sample_shape)
+
+
+def _gmm_sample(self, sample_shape=torch.Size(), return_pretanh_value=False):  # noqa: B008
+    mixture = self.base_dist
+    logits = mixture.mixture_distribution.logits  # (..., M)
+    components = mixture.component_distribution.base_dist  # Normal, loc (..., M, A)
+    pick = logits.argmax(-1)[..., None, None].expand(*logits.shape, components.loc.shape[-1])[..., :1, :]
+    loc = components.loc.gather(-2, pick).squeeze(-2)
+    std = components.scale.gather(-2, pick).squeeze(-2)
+    pre = (loc + parity_noise.noise_for(loc) * std).detach()
+    out = torch.tanh(pre).expand(*sample_shape, *pre.shape)
+    return (out, pre) if return_pretanh_value else out
+
+
+def _bernoulli_sample(self, sample_shape=torch.Size()):  # noqa: B008
+    with torch.no_grad():
+        return (self.logits > 0).to(self.logits.dtype).expand(self._extended_shape(sample_shape))
+
+
+def _one_hot_sample(self, sample_shape=torch.Size()):  # noqa: B008
+    with torch.no_grad():
+        top = torch.nn.functional.one_hot(self.probs.argmax(-1), self.probs.shape[-1]).to(self.probs.dtype)
+        return top.expand(self._extended_shape(sample_shape))
+
+
+def install_deterministic_draws() -> None:
+    """Every draw an update makes becomes the harness's deterministic one."""
+    torch.distributions.Normal.rsample = _normal_rsample
+    torch.distributions.Normal.sample = _normal_sample
+    torch.distributions.Bernoulli.sample = _bernoulli_sample
+    torch.distributions.OneHotCategorical.sample = _one_hot_sample
+    policy_dists._TanhWrappedDistribution.sample = _gmm_sample
+    torch.randint = parity_noise.fake_randint
+
+
+# ------------------------------------------------------------------------------------------------------
+# Building AMAGO's agent from a case
+# ------------------------------------------------------------------------------------------------------
+
+
+def spaces_of(case: dict) -> tuple[gym.spaces.Dict, gym.spaces.Box, gym.spaces.Space]:
+    """Observation, rl2 and action spaces of a case (a flat Box observation under 'observation')."""
+    obs = gym.spaces.Dict({"observation": gym.spaces.Box(-5.0, 5.0, (case["obs_dim"],))})
+    action = case["action"]
+    if action["type"] == "discrete":
+        space: gym.spaces.Space = gym.spaces.Discrete(action["n"])
+        dim = action["n"]
+    elif action["type"] == "multibinary":
+        space = gym.spaces.MultiBinary(action["dim"])
+        dim = action["dim"]
+    else:
+        space = gym.spaces.Box(-1.0, 1.0, (action["dim"],))
+        dim = action["dim"]
+    rl2 = gym.spaces.Box(-np.inf, np.inf, (1 + dim,))
+    return obs, rl2, space
+
+
+def traj_encoder_type(spec: dict):
+    """AMAGO's trajectory encoder class for a case's encoder spec, as a partial with its sizes."""
+    options = {k: v for k, v in spec.items() if k != "kind"}
+    if spec["kind"] == "ff":
+        return partial(traj_encoders.FFTrajEncoder, **options)
+    if spec["kind"] == "rnn":
+        return partial(traj_encoders.GRUTrajEncoder, **options)
+    if spec["kind"] == "transformer":
+        return partial(
+            traj_encoders.TformerTrajEncoder, attention_type=transformer.VanillaAttention, **options
+        )
+    raise ValueError(spec["kind"])
+
+
+def build_agent(case: dict) -> torch.nn.Module:
+    """AMAGO's Agent or MultiTaskAgent for a case, seeded."""
+    torch.manual_seed(case["seed"])
+    obs, rl2, action = spaces_of(case)
+    heads = case["heads"]
+    dist = case.get("dist")
+    actor_kwargs = {"d_hidden": heads["d_hidden"], "n_layers": heads["n_layers"]}
+    if dist == "gmm":
+        actor_kwargs["continuous_dist_type"] = policy_dists.GMM
+    elif dist == "multibinary":
+        actor_kwargs["continuous_dist_type"] = policy_dists.Multibinary
+    if case.get("discrete_clip") is not None:
+        low, high = case["discrete_clip"]
+        actor_kwargs["discrete_dist_type"] = partial(
+            policy_dists.Discrete, clip_prob_low=low, clip_prob_high=high
+        )
+    critic_kwargs = {"d_hidden": heads["d_hidden"], "n_layers": heads["n_layers"]}
+    if case["agent"] == "multitask":
+        critic_kwargs.update(case["bins"])
+        critic_type = partial(actor_critic.NCriticsTwoHot, **critic_kwargs)
+        agent_cls = amago_agent.MultiTaskAgent
+    else:
+        critic_type = partial(actor_critic.NCritics, **critic_kwargs)
+        agent_cls = amago_agent.Agent
+    tstep = partial(tstep_encoders.FFTstepEncoder, **case["tstep"])
+    agent = agent_cls(
+        obs_space=obs,
+        rl2_space=rl2,
+        action_space=action,
+        max_seq_len=case["max_seq_len"],
+        tstep_encoder_type=tstep,
+        traj_encoder_type=traj_encoder_type(case["traj"]),
+        actor_type=partial(actor_critic.Actor, **actor_kwargs),
+        critic_type=critic_type,
+        **case.get("agent_kwargs", {}),
+    )
+    scale = case.get("actor_out_scale")
+    if scale:
+        # Saturates the policy (probabilities past the clip) so the clipped-gradient path is exercised.
+        with torch.no_grad():
+            for name in ("actor", "target_actor"):
+                getattr(agent, name).base.out_layer.weight.mul_(scale)
+    return agent
+
+
+def amago_batch(inputs: dict[str, np.ndarray]) -> Batch:
+    """AMAGO's Batch of the case inputs: padded steps hold AMAGO's pad value, as its collate writes them."""
+    mask = inputs["mask"]
+    trans = mask[:, 1:]
+
+    def padded(x: np.ndarray, where: np.ndarray, value: float) -> torch.Tensor:
+        out = x.copy()
+        out[~where] = value
+        return torch.from_numpy(out)
+
+    return Batch(
+        obs={"observation": padded(inputs["obs"], mask, PAD)},
+        rl2s=padded(inputs["rl2s"], mask, PAD),
+        rews=padded(inputs["rews"], trans, PAD),
+        dones=padded(inputs["dones"], trans, True),
+        actions=padded(inputs["actions"], trans, PAD),
+        time_idxs=padded(inputs["time_idxs"], mask, PAD).long(),
+    )
+
+
+def weights_of(agent: torch.nn.Module) -> dict[str, np.ndarray]:
+    # Copies: numpy views would follow the in-place updates of the buffers (PopArt, input statistics).
+    return {f"weight/{k}": v.detach().cpu().numpy().copy() for k, v in agent.state_dict().items()}
+
+
+# ------------------------------------------------------------------------------------------------------
+# Cases
+# ------------------------------------------------------------------------------------------------------
+
+
+def run_update(case: dict, inputs: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+    """One learning update: targets, losses, every gradient, PopArt and input statistics after it."""
+    agent = build_agent(case)
+    out = weights_of(agent)
+    agent.train()
+    recorded: dict[str, torch.Tensor] = {}
+    nstep = partial(amago_agent.nstep_return, n=agent.n_step)
+
+    def recording_nstep(*args, **kwargs):
+        result = nstep(*args, **kwargs)
+        recorded["td_target"] = result.detach().clone()
+        return result
+
+    agent._nstep_fn = recording_nstep
+    loss = agent(amago_batch(inputs), log_step=False)
+    loss.backward()
+    out["out/loss"] = loss.detach().numpy()
+    out["out/critic_loss"] = np.asarray(float(agent.update_info["Critic Loss"]))
+    out["out/actor_loss"] = np.asarray(float(agent.update_info["Actor Loss"]))
+    if "td_target" in recorded:
+        out["out/td_target"] = recorded["td_target"].numpy()  # (B, L-1, 1, G, 1)
+    for name, param in agent.named_parameters():
+        if param.grad is not None:
+            out[f"grad/{name}"] = param.grad.detach().numpy()
+    for name in ("mu", "nu", "w", "b"):
+        out[f"out/popart_{name}"] = getattr(agent.popart, name).detach().numpy()
+    norm = agent.tstep_encoder.in_norm
+    out["out/input_norm_mu"] = norm.mu.detach().numpy()
+    out["out/input_norm_nu"] = norm.nu.detach().numpy()
+    return out
+
+
+def run_popart(case: dict, inputs: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+    """PopArt's statistics after each of a sequence of target batches."""
+    layer = actor_critic.PopArtLayer(gammas=case["gammas"], **case.get("popart", {}))
+    history = {k: [] for k in ("mu", "nu", "w", "b", "sigma")}
+    targets, masks = torch.from_numpy(inputs["targets"]), torch.from_numpy(inputs["masks"])
+    for step in range(targets.shape[0]):
+        layer.update_stats(targets[step], masks[step].float())
+        for name in history:
+            history[name].append(getattr(layer, name).detach().clone().numpy())
+    return {f"out/{k}": np.stack(v) for k, v in history.items()}
+
+
+def run_twohot(case: dict, inputs: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+    """Two-hot / HL-Gauss labels of raw values and values of bin logits."""
+    out = {}
+    for label_type in ("twohot", "hlgauss"):
+        critic = actor_critic.NCriticsTwoHot(
+            state_dim=4,
+            action_dim=1,
+            gammas=torch.tensor([0.9]),
+            discrete=False,
+            num_critics=1,
+            label_type=label_type,
+            **case["bins"],
+        )
+        out[f"out/labels_{label_type}"] = critic.raw_vals_to_labels(
+            torch.from_numpy(inputs["values"])
+        ).numpy()
+        dist = torch.distributions.Categorical(logits=torch.from_numpy(inputs["logits"]))
+        out[f"out/values_{label_type}"] = critic.bin_dist_to_raw_vals(dist).numpy()
+    return out
+
+
+def run_epsilon(case: dict, inputs: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+    """Epsilon of egreedy and bilevel exploration at a grid of (actor step, episode step)."""
+    from amago.envs import AMAGOEnv
+    from amago.envs.builtin.toy_gym import MetaFrozenLake
+    from amago.envs.exploration import BilevelEpsilonGreedy, EpsilonGreedy
+
+    env = AMAGOEnv(MetaFrozenLake(size=3, k_episodes=2), env_name="parity")
+    wrappers = {
+        "egreedy": EpsilonGreedy(env, randomize_eps=False, **case["egreedy"]),
+        "bilevel": BilevelEpsilonGreedy(env, randomize_eps=False, **case["bilevel"]),
+    }
+    out = {}
+    for name, wrapper in wrappers.items():
+        rows = []
+        for global_step in inputs["global_steps"]:
+            wrapper.global_step = int(global_step)
+            rows.append(
+                np.broadcast_to(wrapper.current_eps(inputs["local_steps"]), inputs["local_steps"].shape)
+            )
+        out[f"out/eps_{name}"] = np.stack(rows).astype(np.float64)
+    return out
+
+
+def run_rollout(case: dict, inputs: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+    """Step-by-step rollout states, probabilities and values with staggered episode resets (Discrete actions)."""
+    agent = build_agent(case)
+    out = weights_of(agent)
+    agent.eval()
+    steps, rows = inputs["obs"].shape[:2]
+    hidden = agent.init_hidden_state(rows, torch.device("cpu"))
+    states, probs, values, actions = [], [], [], []
+    with torch.no_grad():
+        for t in range(steps):
+            obs = {"observation": torch.from_numpy(inputs["obs"][t][:, None])}
+            rl2 = torch.from_numpy(inputs["rl2s"][t][:, None])
+            time = torch.from_numpy(inputs["time_idxs"][t][:, None, None])
+            state, hidden = agent.get_state_embedding(obs, rl2, time, hidden_state=hidden)
+            dist = agent.actor(state)
+            p = dist.probs  # (N, 1, G, A)
+            values.append(agent.critics(state, p.unsqueeze(0)).numpy())
+            states.append(state[:, 0].numpy())
+            probs.append(p[:, 0, -1].numpy())
+            actions.append(p[:, 0, -1].argmax(-1).numpy())
+            hidden = agent.reset_hidden_state(hidden, inputs["dones"][t])
+    out["out/states"] = np.stack(states)
+    out["out/probs"] = np.stack(probs)
+    out["out/values"] = np.stack(values)
+    out["out/actions"] = np.stack(actions)
+    return out
+
+
+RUNNERS = {
+    "update": run_update,
+    "popart": run_popart,
+    "twohot": run_twohot,
+    "epsilon": run_epsilon,
+    "rollout": run_rollout,
+}
+
+
+def main() -> None:
+    work = Path(sys.argv[1])
+    install_deterministic_draws()
+    cases = json.loads((work / "cases.json").read_text())
+    target = work / "amago_ref"
+    target.mkdir(exist_ok=True)
+    for case in cases:
+        with np.load(work / "inputs" / f"{case['name']}.npz") as data:
+            inputs = {k: data[k] for k in data.files}
+        try:
+            result = RUNNERS[case["kind"]](case, inputs)
+        except Exception as exc:  # one case failing (an AMAGO bug) must not hide the others
+            result = {"error": np.asarray(f"{type(exc).__name__}: {exc}")}
+        np.savez(target / f"{case['name']}.npz", **result)
+        status = "error: " + str(result["error"]) if "error" in result else "ok"
+        print(f"AMAGO {case['name']}: {status}", flush=True)
+
+
+if __name__ == "__main__":
+    main()
