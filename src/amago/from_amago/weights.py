@@ -114,11 +114,36 @@ def _rename_mlp(key: str, amago_sd: Mapping[str, torch.Tensor]) -> str | None:
     return None
 
 
+_NATURE_CONV = re.compile(r"^tstep_encoder\.cnn\.conv(\d+)\.(.+)$")
+_IMPALA_PART = re.compile(r"^tstep_encoder\.cnn\.blocks\.(\d+)\.(conv|residual1|residual2)\.(.+)$")
+
+
+def _rename_cnn(key: str) -> str | None:
+    """amago's name of an AMAGO CNN backbone parameter, or None when ``key`` is not one.
+
+    amago's backbones are one ``Sequential``: Nature-ish ``conv{i}`` is module ``2 (i - 1)`` (conv, activation,
+    ...); IMPALA-ish block ``b`` is modules ``4b`` (conv), ``4b + 1`` (pool), ``4b + 2`` and ``4b + 3`` (the
+    residual blocks, whose inner names, GroupNorm ``norm`` included, are the same).
+    """
+    nature = _NATURE_CONV.match(key)
+    if nature is not None:
+        return f"tstep_encoder.cnn.net.{2 * (int(nature.group(1)) - 1)}.{nature.group(2)}"
+    impala = _IMPALA_PART.match(key)
+    if impala is not None:
+        block, part, rest = int(impala.group(1)), impala.group(2), impala.group(3)
+        offset = {"conv": 0, "residual1": 2, "residual2": 3}[part]
+        return f"tstep_encoder.cnn.net.{4 * block + offset}.{rest}"
+    return None
+
+
 def _rename(key: str, amago_sd: Mapping[str, torch.Tensor]) -> str:
     """amago's name for an AMAGO key (unchanged when no rule applies; the caller checks it exists)."""
     mlp = _rename_mlp(key, amago_sd)
     if mlp is not None:
         return mlp
+    cnn = _rename_cnn(key)
+    if cnn is not None:
+        return cnn  # inside a backbone, `.norm` is a real module (GroupNorm), not AMAGO's norm wrapper
     for pattern, replacement in _RENAMES:
         new, hits = re.subn(pattern, replacement, key)
         if hits:

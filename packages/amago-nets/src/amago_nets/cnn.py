@@ -124,12 +124,13 @@ class IMPALAishCNN(ImageBackbone):
         for depth in block_depths:
             layers += [
                 nn.Conv2d(width, depth, 3, padding=1),
-                nn.MaxPool2d(3, stride=2, padding=1),
+                # No padding, and no activation after the last block: AMAGO's IMPALA-ish CNN (a 64×64 frame
+                # gives 7×7 features), so its checkpoints load and the feature size is the one it reports.
+                nn.MaxPool2d(3, stride=2),
                 _ImpalaResidual(depth, activation, post_group_norm),
                 _ImpalaResidual(depth, activation, post_group_norm),
             ]
             width = depth
-        layers.append(activation_module(activation))
         self.net = nn.Sequential(*layers)
 
     def conv_forward(self, images: torch.Tensor) -> torch.Tensor:
