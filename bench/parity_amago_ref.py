@@ -31,7 +31,7 @@ import gymnasium as gym  # noqa: E402
 
 from amago import agent as amago_agent  # noqa: E402
 from amago.loading import Batch  # noqa: E402
-from amago.nets import actor_critic, policy_dists, traj_encoders, transformer, tstep_encoders  # noqa: E402
+from amago.nets import actor_critic, cnn, policy_dists, traj_encoders, transformer, tstep_encoders  # noqa: E402
 
 PAD = 4.0  # AMAGO's padding value: its loss recovers the mask from rows of it
 
@@ -90,8 +90,11 @@ def install_deterministic_draws() -> None:
 
 
 def spaces_of(case: dict) -> tuple[gym.spaces.Dict, gym.spaces.Box, gym.spaces.Space]:
-    """Observation, rl2 and action spaces of a case (a flat Box observation under 'observation')."""
-    obs = gym.spaces.Dict({"observation": gym.spaces.Box(-5.0, 5.0, (case["obs_dim"],))})
+    """Observation, rl2 and action spaces of a case (a flat Box, or a uint8 image, under 'observation')."""
+    if case.get("image"):
+        obs = gym.spaces.Dict({"observation": gym.spaces.Box(0, 255, tuple(case["image"]), dtype=np.uint8)})
+    else:
+        obs = gym.spaces.Dict({"observation": gym.spaces.Box(-5.0, 5.0, (case["obs_dim"],))})
     action = case["action"]
     if action["type"] == "discrete":
         space: gym.spaces.Space = gym.spaces.Discrete(action["n"])
@@ -120,6 +123,20 @@ def traj_encoder_type(spec: dict):
     raise ValueError(spec["kind"])
 
 
+def tstep_encoder_type(spec: dict):
+    """AMAGO's timestep encoder class for a case's spec (amago's config names), as a partial with its sizes."""
+    options = {k: v for k, v in spec.items() if k != "kind"}
+    if spec["kind"] == "ff":
+        return partial(tstep_encoders.FFTstepEncoder, **options)
+    backbone = options.pop("cnn_type")
+    depths = options.pop("impala_block_depths", None)
+    if backbone == "nature":
+        cnn_type = cnn.NatureishCNN
+    else:
+        cnn_type = partial(cnn.IMPALAishCNN, cnn_block_depths=list(depths))
+    return partial(tstep_encoders.CNNTstepEncoder, cnn_type=cnn_type, **options)
+
+
 def build_agent(case: dict) -> torch.nn.Module:
     """AMAGO's Agent or MultiTaskAgent for a case, seeded."""
     torch.manual_seed(case["seed"])
@@ -144,7 +161,7 @@ def build_agent(case: dict) -> torch.nn.Module:
     else:
         critic_type = partial(actor_critic.NCritics, **critic_kwargs)
         agent_cls = amago_agent.Agent
-    tstep = partial(tstep_encoders.FFTstepEncoder, **case["tstep"])
+    tstep = tstep_encoder_type(case["tstep"])
     agent = agent_cls(
         obs_space=obs,
         rl2_space=rl2,
@@ -221,9 +238,10 @@ def run_update(case: dict, inputs: dict[str, np.ndarray]) -> dict[str, np.ndarra
             out[f"grad/{name}"] = param.grad.detach().numpy()
     for name in ("mu", "nu", "w", "b"):
         out[f"out/popart_{name}"] = getattr(agent.popart, name).detach().numpy()
-    norm = agent.tstep_encoder.in_norm
-    out["out/input_norm_mu"] = norm.mu.detach().numpy()
-    out["out/input_norm_nu"] = norm.nu.detach().numpy()
+    norm = getattr(agent.tstep_encoder, "in_norm", None)
+    if norm is not None:
+        out["out/input_norm_mu"] = norm.mu.detach().numpy()
+        out["out/input_norm_nu"] = norm.nu.detach().numpy()
     return out
 
 
