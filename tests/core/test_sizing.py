@@ -14,6 +14,7 @@ from amago_core.config.sizing import (
     parse_duration,
     size_for_seconds,
     size_schedule,
+    window_within_files,
 )
 from amago_core.config.sources import merge_sources
 
@@ -111,3 +112,50 @@ def test_a_budget_shorter_than_the_start_says_so():
     config, user = _resolved({"env": "tmaze-passive"})
     with pytest.raises(BudgetError, match="starting this run takes 30 s"):
         size_for_seconds(config, user, Costs(0.01, 0.1, 30.0, 11), 20)
+
+
+def test_a_window_the_user_set_keeps_files_long_enough_to_hold_it():
+    # A 10k-step budget wants files of ~200 steps so that data exists early; the user's 500-step window wins.
+    _, sized = _sized({"env": "key-door"}, 10_000, ["run.max_seq_len=500"])
+    assert sized.run.max_seq_len == 500
+    assert sized.replay.traj_save_len >= 500
+
+
+def test_a_window_nobody_set_is_cut_to_the_shorter_files():
+    config, sized = _sized({"env": "key-door"}, 10_000)
+    assert sized.run.max_seq_len == sized.replay.traj_save_len < config.run.max_seq_len
+
+
+@pytest.mark.parametrize(
+    ("user_set", "expected"),
+    [
+        ({}, {"run": {"max_seq_len": 100}}),
+        ({"run": {"max_seq_len": 256}}, {"replay": {"traj_save_len": 256}}),
+        ({"run": {"max_seq_len": 256}, "replay": {"traj_save_len": 100}}, {}),  # the user's own conflict
+    ],
+)
+def test_window_within_files_yields_to_what_the_user_set(user_set, expected):
+    config, _ = _resolved({"env": "metaworld-ml45"})
+    assert config.run.max_seq_len == 256
+    assert window_within_files(config, {"replay": {"traj_save_len": 100}}, user_set) == expected
+
+
+def test_an_update_on_windows_longer_than_the_timed_ones_costs_more():
+    costs = Costs(
+        seconds_per_pool_step=0.01, seconds_per_update=1.0, startup_seconds=1.0, sequence_length=300
+    )
+    assert costs.update_seconds(600) == pytest.approx(2.0)
+    assert costs.update_seconds(150) == pytest.approx(0.5)
+
+
+def test_a_budget_that_cannot_fit_the_smallest_run_says_so_instead_of_sizing_it_to_nothing():
+    # This machine's costs for popgym: its validation passes (2,000 steps, no known episode length) alone take
+    # ~90 s, so what is left of a 2-minute budget once measured used to become a run of one step per actor.
+    config, user = _resolved({"env": "popgym-count-recall-easy"})
+    costs = Costs(
+        seconds_per_pool_step=0.022, seconds_per_update=1.5, startup_seconds=1.0, sequence_length=300
+    )
+    with pytest.raises(BudgetError, match=r"cannot fit 10 epochs .* validation passes of 2,000 steps"):
+        size_for_seconds(config, user, costs, 100)
+    sized = apply_sizing(config, size_for_seconds(config, user, costs, 600))
+    assert sized.schedule.epochs >= 10

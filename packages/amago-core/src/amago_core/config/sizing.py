@@ -64,8 +64,12 @@ class Costs:
     sequence_length: int
 
     def update_seconds(self, max_seq_len: int) -> float:
-        """One update on windows of ``max_seq_len`` steps (the cost of an update grows about linearly with it)."""
-        return self.seconds_per_update * min(1.0, max_seq_len / self.sequence_length)
+        """One update on windows of ``max_seq_len`` steps (the cost of an update grows about linearly with it).
+
+        Windows longer than the measured ones cost more, not the same: the probe times long windows on shorter
+        ones (``calibrate.PROBE_STEPS_CAP``).
+        """
+        return self.seconds_per_update * max_seq_len / self.sequence_length
 
 
 def parse_duration(text: str) -> float:
@@ -114,7 +118,8 @@ def size_for_seconds(
     """The settings that make ``config`` fit ``seconds`` of wall time at the preset's update-to-data ratio.
 
     Raises:
-        BudgetError: starting the run alone takes the whole budget.
+        BudgetError: starting the run alone takes the whole budget, or the smallest run worth starting (one step
+            per actor in each of :data:`MIN_EPOCHS` epochs, its validation floors included) does not fit.
     """
     usable = seconds * SAFETY
     if usable <= costs.startup_seconds:
@@ -135,7 +140,19 @@ def size_for_seconds(
     def fits(steps: int) -> bool:
         return estimated_seconds(apply_sizing(config, size_schedule(config, user, steps)), costs) <= usable
 
-    low, high = actors, max(env_steps, 2 * actors)
+    low = actors * MIN_EPOCHS
+    if not fits(low):
+        # Else the run would be sized to a step or two: it finishes in time and learns nothing (validation
+        # passes of whole episodes, the usual floor, can take the whole of a short budget on their own).
+        smallest = apply_sizing(config, size_schedule(config, user, low))
+        msg = (
+            f"{seconds:.0f} s of budget (after measuring) cannot fit {MIN_EPOCHS} epochs of one step per actor "
+            f"here: that run takes ~{estimated_seconds(smallest, costs) / SAFETY:.0f} s with validation passes of "
+            f"{smallest.schedule.val_timesteps_per_epoch:,} steps; give a longer --budget, or fewer validation "
+            "steps with -o schedule.val_timesteps_per_epoch=N."
+        )
+        raise BudgetError(msg)
+    high = max(env_steps, 2 * low)
     while fits(high) and high < 2**40:
         low, high = high, 2 * high
     while high - low > max(actors, low // 100):
@@ -179,10 +196,42 @@ def _data_in_time(config: ExperimentConfig, user: Mapping[str, Any], within: int
     first_file = min(config.replay.traj_save_len, episode or config.replay.traj_save_len)
     if first_file <= within or is_set(user, "replay", "traj_save_len"):
         return {}
-    sized: dict[str, Any] = {"replay": {"traj_save_len": within}}
-    if config.run.max_seq_len > within and not is_set(user, "run", "max_seq_len"):
-        sized["run"] = {"max_seq_len": within}
-    return sized
+    return {"replay": {"traj_save_len": within}}  # the window follows in window_within_files
+
+
+def window_within_files(
+    config: ExperimentConfig, sized: Mapping[str, Any], user: Mapping[str, Any]
+) -> dict[str, Any]:
+    """What to add to ``sized`` so that its windows fit its files (``replay.traj_save_len >= run.max_seq_len``).
+
+    Every change of lengths (a budget's shorter files, the calibration's probe) goes through here, so none can
+    leave a window longer than the files it is sampled from. The longer one yields to what the user set: a
+    window the user did not set is cut to the files; else files the user did not set grow to the window. Both
+    set by the user stay (their own conflict, which validation reports in their terms).
+
+    Args:
+        config: the config ``sized`` will be merged over.
+        sized: the changes to merge (a config tree, as :func:`size_schedule` returns).
+        user: the user's own sources merged; what they set is never changed.
+
+    Returns:
+        A config tree with at most one of ``run.max_seq_len`` and ``replay.traj_save_len``; empty when they fit.
+    """
+
+    def final(section: str, key: str) -> int:
+        table = sized.get(section)
+        if isinstance(table, Mapping) and key in table:
+            return int(table[key])
+        return int(getattr(getattr(config, section), key))
+
+    window, files = final("run", "max_seq_len"), final("replay", "traj_save_len")
+    if window <= files:
+        return {}
+    if not is_set(user, "run", "max_seq_len"):
+        return {"run": {"max_seq_len": files}}
+    if not is_set(user, "replay", "traj_save_len"):
+        return {"replay": {"traj_save_len": window}}
+    return {}
 
 
 def size_schedule(
@@ -266,7 +315,8 @@ def size_schedule(
         options = {k: v for k, v in options.items() if k not in _user_options(user, slot)}
         if options:
             sized[slot] = {"kind": component.kind, **options}
-    return {section: table for section, table in sized.items() if table}
+    sized = {section: table for section, table in sized.items() if table}
+    return deep_merge(sized, window_within_files(config, sized, user))
 
 
 def apply_sizing(config: ExperimentConfig, sized: Mapping[str, Any]) -> ExperimentConfig:

@@ -1,0 +1,112 @@
+"""`amago run --env ID --budget 10m | --steps 200k --dry-run` sizes every installed preset into a valid config.
+
+The list of env ids comes from the installed env suites (every task, or the suite alone when it names none);
+suites whose library is missing here are skipped with the suite's own reason. A real ``--budget`` starts a
+throw-away copy of the run to measure the machine, far too slow for ~400 presets, so :func:`fake_machine`
+stands in for that one measurement (``calibrate.time_probe``) with plausible costs; everything around it (the
+probe's config, the bisection, the sized config and its checks) runs as a user's would. One preset whose window
+is longer than the probe's files runs the real calibration end to end.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+from typer.testing import CliRunner
+
+from amago_core.cli.app import app
+from amago_core.config.experiment import ExperimentConfig
+from amago_core.config.sizing import SAFETY, Costs, estimated_seconds
+from amago_core.experiment import calibrate
+
+runner = CliRunner()
+
+
+def _every_env_id() -> list[Any]:
+    from amago_core.plugins.registry import Status, registries
+
+    ids: list[Any] = []
+    for info in registries().env_suites.describe():
+        suite = info.name.replace("_", "-")
+        if info.spec is None:  # a broken spec: other tests report it; nothing here to size
+            ids.append(pytest.param(suite, marks=pytest.mark.skip(reason=info.detail), id=suite))
+            continue
+        tasks = [f"{suite}-{task}" for task in info.spec.tasks] or [suite]
+        skip = () if info.status is Status.OK else (pytest.mark.skip(reason=info.detail),)
+        ids += [pytest.param(env_id, marks=skip, id=env_id) for env_id in tasks]
+    return ids
+
+
+EVERY_ENV_ID = _every_env_id()
+
+
+def _config_of(output: str) -> dict[str, Any]:
+    return json.loads(output[output.index("{") :])
+
+
+@pytest.fixture
+def fake_machine(monkeypatch) -> list[tuple[ExperimentConfig, Costs]]:
+    """Stands in for the calibration's measurement; returns each probe config it was given with its costs.
+
+    The figures are a fast machine's (0.5 ms per env step with the policy, 1 ms per window step of an update),
+    so that every preset's validation floors fit a 10-minute budget and the bisection sizes a real schedule.
+    """
+    seen: list[tuple[ExperimentConfig, Costs]] = []
+
+    def time_probe(probe: ExperimentConfig) -> Costs:
+        window = probe.run.max_seq_len
+        costs = Costs(
+            seconds_per_pool_step=0.0005 * probe.rollout.parallel_actors,
+            seconds_per_update=0.001 * window,
+            startup_seconds=2.0,
+            sequence_length=window,
+        )
+        seen.append((probe, costs))
+        return costs
+
+    monkeypatch.setattr(calibrate, "time_probe", time_probe)
+    return seen
+
+
+def _check_sized(env_id: str, flags: list[str]) -> dict[str, Any]:
+    result = runner.invoke(app, ["run", "--env", env_id, *flags, "--dry-run"])
+    assert result.exit_code == 0, result.output
+    assert f"amago: sized by {' '.join(flags)}" in result.stderr
+    config = _config_of(result.stdout)
+    ExperimentConfig.model_validate(config)  # what was printed is a config that runs, checks included
+    assert config["replay"]["traj_save_len"] >= config["run"]["max_seq_len"]
+    return config
+
+
+@pytest.mark.parametrize("env_id", EVERY_ENV_ID)
+def test_a_wall_time_budget_sizes_every_preset(env_id, fake_machine):
+    config = _check_sized(env_id, ["--budget", "10m"])
+    [(probe, costs)] = fake_machine
+    assert probe.replay.traj_save_len >= probe.run.max_seq_len
+    assert probe.run.max_seq_len <= calibrate.PROBE_STEPS_CAP
+    assert 0 < config["schedule"]["max_minutes"] < 10
+    sized = ExperimentConfig.model_validate(config)
+    assert 0.5 * 600 * SAFETY <= estimated_seconds(sized, costs) <= 600 * SAFETY  # fits, and uses the budget
+
+
+@pytest.mark.parametrize("env_id", EVERY_ENV_ID)
+def test_an_env_step_budget_sizes_every_preset(env_id):
+    config = _check_sized(env_id, ["--steps", "200k"])
+    sched = config["schedule"]
+    total = sched["epochs"] * sched["train_timesteps_per_epoch"] * config["rollout"]["parallel_actors"]
+    assert total == pytest.approx(200_000, rel=0.1)  # "about": whole epochs of whole steps per actor
+
+
+@pytest.mark.slow
+def test_the_real_calibration_times_a_window_longer_than_its_files():
+    # key-door trains on whole 500-step episodes; the probe collects at most PROBE_STEPS_CAP steps, so it times a
+    # shorter window. Small batch and few actors keep the real measurement to seconds.
+    flags = ["-o", "run.torch_threads=1", "-o", "optim.batch_size=2", "-o", "rollout.parallel_actors=2"]
+    result = runner.invoke(app, ["run", "--env", "key-door", "--budget", "2m", "--dry-run", *flags])
+    assert result.exit_code == 0, result.output
+    config = _config_of(result.stdout)
+    assert config["replay"]["traj_save_len"] >= config["run"]["max_seq_len"]
+    assert 0 < config["schedule"]["max_minutes"] < 2
+    assert "ms per update" in result.stderr
