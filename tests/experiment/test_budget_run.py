@@ -8,6 +8,7 @@ from typer.testing import CliRunner
 
 from amago_core.cli.app import app
 from amago_core.experiment import Experiment
+from amago_core.experiment.metrics import AVERAGE_RETURN_KEY
 from amago_core.experiment.state import TIME_LIMIT
 
 runner = CliRunner()
@@ -73,3 +74,17 @@ def test_the_time_limit_stops_the_loop_like_a_signal_and_the_run_still_finishes(
         experiment.close()
     assert experiment.stopped_by == TIME_LIMIT
     assert experiment.epoch <= 2  # stopped within the first epochs, with its state saved like after a signal
+
+
+def test_the_test_pass_after_the_time_limit_runs_whole(tiny_job):
+    # The time limit bounds the training loop; the budget leaves time for the test pass, which must not be cut.
+    tiny_job["schedule"] = {**tiny_job["schedule"], "epochs": 50, "max_minutes": 0.0005}
+    experiment = Experiment(tiny_job)
+    experiment.start()
+    try:
+        experiment.learn()
+        final = experiment.evaluate_test(experiment.make_test_env, 8)
+    finally:
+        experiment.close()
+    assert experiment.stopped_by == TIME_LIMIT
+    assert AVERAGE_RETURN_KEY in final  # episodes finished: the pass was not stopped at its first step

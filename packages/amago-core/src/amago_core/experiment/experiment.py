@@ -157,6 +157,9 @@ class Experiment(SetupMixin):
                 if failure is exc:
                     raise
                 raise failure from exc
+            finally:
+                # max_minutes bounds this loop, not the test pass a budget leaves time for.
+                self._started_at = None
 
     def _on_stop_signal(self, name: str) -> None:
         self.stopped_by = name
