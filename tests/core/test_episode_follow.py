@@ -83,6 +83,14 @@ def test_a_window_longer_than_the_followed_files_is_cut_to_them():
     assert config.run.max_seq_len == 1215  # the preset's 2048-step window would no longer fit in a file
 
 
+def test_a_window_the_user_set_keeps_files_long_enough_for_it():
+    # Shorter episodes shrink the files; the user's 2048-step window stays, so the files grow back to it
+    # (before, this resolved to files of 1215 steps and the config refused its own window).
+    config = _resolve("xland-local-small", "env.k_episodes=5", "run.max_seq_len=2048")
+    assert config.run.max_seq_len == 2048
+    assert config.replay.traj_save_len == 2048
+
+
 def test_a_longer_trial_moves_the_val_pass_but_not_the_context():
     config = _resolve("half-cheetah-vel", "env.max_episode_steps=200")
     assert config.schedule.val_timesteps_per_epoch == 200

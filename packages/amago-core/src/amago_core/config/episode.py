@@ -26,7 +26,8 @@ from typing import Any
 
 from amago_core.config.component import EnvSuiteConfig
 from amago_core.config.experiment import SLOT_KEYS, ExperimentConfig
-from amago_core.config.sources import is_set, slot_kind
+from amago_core.config.lengths import window_within_files
+from amago_core.config.sources import deep_merge, is_set, slot_kind
 
 EPISODE_COUNTED: tuple[tuple[str, str], ...] = (
     ("run", "max_seq_len"),
@@ -97,7 +98,7 @@ def follow_episode(
                     followed[section]["train_batches_per_epoch"] = max(
                         int(batches > 0), round(batches * scale)
                     )
-    _window_within_files(followed, user, config)
+    followed = deep_merge(followed, window_within_files(config, followed, user))
     for slot in SLOT_KEYS:
         component = config.component(slot)
         if component is None or slot == "env":
@@ -111,23 +112,6 @@ def follow_episode(
         own = dict(table) if isinstance(table, Mapping) and slot_kind(table, slot) == component.kind else {}
         followed[slot] = {**own, "kind": component.kind, **updates}
     return followed
-
-
-def _window_within_files(followed: dict[str, Any], user: Mapping[str, Any], config: ExperimentConfig) -> None:
-    """A context window (kept) longer than the files it is sampled from (shortened) is cut to the files."""
-    if is_set(user, "run", "max_seq_len"):
-        return
-
-    def final(section: str, key: str) -> int:
-        for tree in (user, followed):  # the user's value wins, then the followed base layer's
-            table = tree.get(section)
-            if isinstance(table, Mapping) and key in table:
-                return int(table[key])
-        return int(getattr(getattr(config, section), key))
-
-    files = final("replay", "traj_save_len")
-    if final("run", "max_seq_len") > files:
-        followed.setdefault("run", {})["max_seq_len"] = files
 
 
 def warn_if_memory_too_short(config: ExperimentConfig) -> None:

@@ -27,6 +27,7 @@ from typing import Any
 
 from amago_core.config.component import EnvSuiteConfig
 from amago_core.config.experiment import SLOT_KEYS, ExperimentConfig
+from amago_core.config.lengths import window_within_files
 from amago_core.config.sources import deep_merge, is_set
 
 MIN_EPOCHS = 10
@@ -197,41 +198,6 @@ def _data_in_time(config: ExperimentConfig, user: Mapping[str, Any], within: int
     if first_file <= within or is_set(user, "replay", "traj_save_len"):
         return {}
     return {"replay": {"traj_save_len": within}}  # the window follows in window_within_files
-
-
-def window_within_files(
-    config: ExperimentConfig, sized: Mapping[str, Any], user: Mapping[str, Any]
-) -> dict[str, Any]:
-    """What to add to ``sized`` so that its windows fit its files (``replay.traj_save_len >= run.max_seq_len``).
-
-    Every change of lengths (a budget's shorter files, the calibration's probe) goes through here, so none can
-    leave a window longer than the files it is sampled from. The longer one yields to what the user set: a
-    window the user did not set is cut to the files; else files the user did not set grow to the window. Both
-    set by the user stay (their own conflict, which validation reports in their terms).
-
-    Args:
-        config: the config ``sized`` will be merged over.
-        sized: the changes to merge (a config tree, as :func:`size_schedule` returns).
-        user: the user's own sources merged; what they set is never changed.
-
-    Returns:
-        A config tree with at most one of ``run.max_seq_len`` and ``replay.traj_save_len``; empty when they fit.
-    """
-
-    def final(section: str, key: str) -> int:
-        table = sized.get(section)
-        if isinstance(table, Mapping) and key in table:
-            return int(table[key])
-        return int(getattr(getattr(config, section), key))
-
-    window, files = final("run", "max_seq_len"), final("replay", "traj_save_len")
-    if window <= files:
-        return {}
-    if not is_set(user, "run", "max_seq_len"):
-        return {"run": {"max_seq_len": files}}
-    if not is_set(user, "replay", "traj_save_len"):
-        return {"replay": {"traj_save_len": window}}
-    return {}
 
 
 def size_schedule(

@@ -13,7 +13,8 @@ import time
 from typing import Any
 
 from amago_core.config.experiment import ExperimentConfig
-from amago_core.config.sizing import Costs, window_within_files
+from amago_core.config.lengths import window_within_files
+from amago_core.config.sizing import Costs
 from amago_core.config.sources import deep_merge
 
 PROBE_STEPS_CAP = 300
@@ -29,7 +30,7 @@ def probe_config(config: ExperimentConfig, folder: str) -> ExperimentConfig:
 
     It collects one window (at most :data:`PROBE_STEPS_CAP` steps per actor) into files of exactly that window
     and trains on them; a longer window is cut to those files, as any change of lengths is
-    (:func:`~amago_core.config.sizing.window_within_files`), and the costs say what length was timed.
+    (:func:`~amago_core.config.lengths.window_within_files`), and the costs say what length was timed.
     """
     steps = min(config.run.max_seq_len + 1, PROBE_STEPS_CAP)
     changes: dict[str, Any] = {
