@@ -42,11 +42,19 @@ def test_steps_budget_keeps_the_update_to_data_ratio_and_shrinks_steps_per_epoch
     assert new.val_timesteps_per_epoch == 1501 < old.val_timesteps_per_epoch
     passes = -(-new.epochs // new.val_interval)
     assert passes * new.val_timesteps_per_epoch <= 0.2 * new.epochs * new.train_timesteps_per_epoch + 1501
-    # The exploration anneals over the same share of the (much shorter) run.
+    # A much shorter run keeps the preset's exploration schedule: squeezed into the same share of it, epsilon
+    # would reach its floor within the first epoch (measured on T-Maze H=30 against AMAGO: no learning).
+    assert sized.exploration.steps_anneal == config.exploration.steps_anneal
+    assert sized.optim.lr_warmup_steps < config.optim.lr_warmup_steps
+
+
+def test_a_longer_run_anneals_exploration_over_the_same_share():
+    config, sized = _sized({"env": "frozen-lake"}, 50_000_000)
+    old, new = config.schedule, sized.schedule
+    assert new.epochs * new.train_timesteps_per_epoch > old.epochs * old.train_timesteps_per_epoch
     share_old = config.exploration.steps_anneal / (old.epochs * old.train_timesteps_per_epoch)
     share_new = sized.exploration.steps_anneal / (new.epochs * new.train_timesteps_per_epoch)
     assert share_new == pytest.approx(share_old, rel=0.01)
-    assert sized.optim.lr_warmup_steps < config.optim.lr_warmup_steps
 
 
 def test_what_the_user_set_is_kept_and_constrains_the_rest():

@@ -65,8 +65,9 @@ class ComponentConfig(StrictModel):
     def follow_step_budget(self, ratio: float) -> dict[str, Any]:
         """Options counted in env steps per actor, when a budget runs ``ratio`` times the preset's steps.
 
-        Example: an exploration schedule annealed over ``steps_anneal`` steps keeps annealing over the same
-        share of the run. Only options the user did not set themselves are replaced. Default: none.
+        Example: an exploration schedule annealed over ``steps_anneal`` steps anneals over the same share of a
+        longer run (and keeps its own length in a shorter one). Only options the user did not set themselves are
+        replaced. Default: none.
         """
         return {}
 
