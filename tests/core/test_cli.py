@@ -105,7 +105,7 @@ def test_plugins_json_groups_components_by_distribution(demo_plugin):
     assert rows["amago-plugin-demo"]["version"] == "0.3.0"
     assert rows["amago-plugin-demo"]["components"] == ["traj-encoders:demo"]
     assert rows["amago-core"]["hooks"] == ["jsonl", "wandb"]
-    assert rows["amago"]["hooks"] == ["default_job"]
+    assert rows["amago"]["hooks"] == ["default_job", "import_amago"]
 
 
 def test_config_show_applies_overrides_and_files(tmp_path, demo_plugin):
