@@ -19,12 +19,14 @@ from functools import partial
 from pathlib import Path
 
 import numpy as np
+
+# Before torch is imported: AMAGO's torch.compile decorators crash in training on CPU.
+os.environ.setdefault("TORCH_COMPILE_DISABLE", "1")
 import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # parity_noise, next to this file
 import parity_noise
 
-os.environ.setdefault("TORCH_COMPILE_DISABLE", "1")
 torch.set_num_threads(1)
 
 import gymnasium as gym  # noqa: E402
