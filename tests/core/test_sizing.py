@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from amago_core.config.lengths import longest_sample
 from amago_core.config.resolve import resolve_config
 from amago_core.config.sizing import (
     SAFETY,
@@ -157,9 +158,11 @@ def test_an_update_on_windows_longer_than_the_timed_ones_costs_more():
 
 
 def test_a_budget_that_cannot_fit_the_smallest_run_says_so_instead_of_sizing_it_to_nothing():
-    # This machine's costs for popgym: its validation passes (2,000 steps, no known episode length) alone take
-    # ~90 s, so what is left of a 2-minute budget once measured used to become a run of one step per actor.
-    config, user = _resolved({"env": "popgym-count-recall-easy"})
+    # This machine's costs for popgym with validation passes of 2,000 steps (the user's choice here): they alone
+    # take ~90 s, so what is left of a 2-minute budget once measured used to become a run of one step per actor.
+    config, user = _resolved(
+        {"env": "popgym-count-recall-easy", "schedule": {"val_timesteps_per_epoch": 2000}}
+    )
     costs = Costs(
         seconds_per_pool_step=0.022, seconds_per_update=1.5, startup_seconds=1.0, sequence_length=300
     )
@@ -167,3 +170,15 @@ def test_a_budget_that_cannot_fit_the_smallest_run_says_so_instead_of_sizing_it_
         size_for_seconds(config, user, costs, 100)
     sized = apply_sizing(config, size_for_seconds(config, user, costs, 600))
     assert sized.schedule.epochs >= 10
+
+
+def test_updates_cost_what_they_sample_one_episode_not_the_whole_window():
+    # POPGym's preset keeps AMAGO's 2000-step window, but every trajectory file ends with its 52-step episode:
+    # an update trains on 53-timestep sequences, and a budget is sized for those.
+    config, user = _resolved({"env": "popgym-repeat-previous-easy"})
+    assert config.run.max_seq_len == 2000
+    assert longest_sample(config) == 53
+    costs = Costs(seconds_per_pool_step=0.01, seconds_per_update=0.5, startup_seconds=1.0, sequence_length=53)
+    sized = apply_sizing(config, size_for_seconds(config, user, costs, 600))
+    assert estimated_seconds(sized, costs) == pytest.approx(600 * SAFETY, rel=0.1)
+    assert sized.schedule.val_timesteps_per_epoch < 2000  # validation on whole episodes, not the horizon

@@ -18,6 +18,7 @@ from typer.testing import CliRunner
 
 from amago_core.cli.app import app
 from amago_core.config.experiment import ExperimentConfig
+from amago_core.config.lengths import longest_sample
 from amago_core.config.sizing import SAFETY, Costs, estimated_seconds
 from amago_core.experiment import calibrate
 
@@ -56,7 +57,7 @@ def fake_machine(monkeypatch) -> list[tuple[ExperimentConfig, Costs]]:
     seen: list[tuple[ExperimentConfig, Costs]] = []
 
     def time_probe(probe: ExperimentConfig) -> Costs:
-        window = probe.run.max_seq_len
+        window = longest_sample(probe)  # what the real probe's updates sample
         costs = Costs(
             seconds_per_pool_step=0.0005 * probe.rollout.parallel_actors,
             seconds_per_update=0.001 * window,

@@ -126,3 +126,41 @@ def test_labyrinth_without_mazelib_names_the_package(monkeypatch, build) -> None
 def test_unknown_task_suggests_a_close_one(build) -> None:
     with pytest.raises(ValueError, match="repeat-previous-easy"):
         build("popgym-repeat-previos-easy")
+
+
+@pytest.mark.parametrize(
+    "task",
+    [task for task in POPGYM_CLASSES if not task.startswith("labyrinth")],
+)
+def test_episode_steps_bound_every_played_episode(task: str, build) -> None:
+    """The bound sizing uses (read from popgym's classes) is never exceeded, and is tight for fixed-length games."""
+    from amago_envs.suites.popgym.specs import POPGymConfig
+
+    bound = POPGymConfig(task=task).episode_steps()
+    assert bound is not None
+    env = build(f"popgym-{task}").make_gym_env()
+    env.action_space.seed(0)
+    longest = 0
+    for seed in range(3):
+        env.reset(seed=seed)
+        steps, done = 0, False
+        while not done:
+            _, _, terminated, truncated, _ = env.step(env.action_space.sample())
+            steps += 1
+            done = terminated or truncated
+            assert steps <= bound, f"{task}: episode longer than episode_steps() = {bound}"
+        longest = max(longest, steps)
+    if task.rsplit("-", 1)[0] in FIXED_LENGTH_GAMES:  # the others can end early (a pole falls, a mine)
+        assert longest >= bound - 2, f"{task}: episodes of {longest} steps, below the bound {bound}"
+
+
+FIXED_LENGTH_GAMES = ("repeat-previous", "repeat-first", "autoencode", "count-recall", "higher-lower")
+"""Card games whose every episode plays the whole deck: the bound must be tight for them."""
+
+
+def test_short_steps_runs_validate_on_whole_episodes_not_the_2000_step_horizon(dry_run) -> None:
+    """A 14k-step run validates several times on a few episodes, not once on 2,000 steps per actor."""
+    config = dry_run("popgym-repeat-previous-easy", "--steps", "14k")
+    schedule = config["schedule"]
+    assert 52 <= schedule["val_timesteps_per_epoch"] < 2000
+    assert schedule["val_interval"] < schedule["epochs"]

@@ -10,8 +10,22 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from amago_core.config.component import EnvSuiteConfig
 from amago_core.config.experiment import ExperimentConfig
 from amago_core.config.sources import is_set
+
+
+def longest_sample(config: ExperimentConfig) -> int:
+    """The most timesteps one sampled sequence holds: the window, cut to the files, and to one episode.
+
+    A trajectory file ends with its episode, so a task of 52-step episodes trains on 53-timestep sequences
+    (the first observation included) even under POPGym's 2000-step window. What an update costs, and so how
+    far a ``--budget`` stretches, follows this length, not ``run.max_seq_len``.
+    """
+    longest = min(config.run.max_seq_len, config.replay.traj_save_len)
+    env = config.component("env")
+    episode = env.episode_steps() if isinstance(env, EnvSuiteConfig) else None
+    return min(longest, episode + 1) if episode else longest
 
 
 def window_within_files(

@@ -27,7 +27,7 @@ from typing import Any
 
 from amago_core.config.component import EnvSuiteConfig
 from amago_core.config.experiment import SLOT_KEYS, ExperimentConfig
-from amago_core.config.lengths import window_within_files
+from amago_core.config.lengths import longest_sample, window_within_files
 from amago_core.config.sources import deep_merge, is_set
 
 MIN_EPOCHS = 10
@@ -56,7 +56,7 @@ class Costs:
         seconds_per_pool_step: one step of every train env, policy included.
         seconds_per_update: one gradient update on windows of ``sequence_length`` steps.
         startup_seconds: building envs, model and buffer before the first step.
-        sequence_length: the window length the updates were timed on.
+        sequence_length: the longest sequence the timed updates sampled (``lengths.longest_sample``).
     """
 
     seconds_per_pool_step: float
@@ -64,13 +64,13 @@ class Costs:
     startup_seconds: float
     sequence_length: int
 
-    def update_seconds(self, max_seq_len: int) -> float:
-        """One update on windows of ``max_seq_len`` steps (the cost of an update grows about linearly with it).
+    def update_seconds(self, sequence_length: int) -> float:
+        """One update on sequences of ``sequence_length`` steps (its cost grows about linearly with it).
 
         Windows longer than the measured ones cost more, not the same: the probe times long windows on shorter
         ones (``calibrate.PROBE_STEPS_CAP``).
         """
-        return self.seconds_per_update * max_seq_len / self.sequence_length
+        return self.seconds_per_update * sequence_length / self.sequence_length
 
 
 def parse_duration(text: str) -> float:
@@ -109,7 +109,7 @@ def estimated_seconds(config: ExperimentConfig, costs: Costs) -> float:
     return (
         costs.startup_seconds
         + pool_steps * costs.seconds_per_pool_step
-        + updates * costs.update_seconds(config.run.max_seq_len)
+        + updates * costs.update_seconds(longest_sample(config))
     )
 
 
@@ -131,7 +131,7 @@ def size_for_seconds(
         raise BudgetError(msg)
     per_pool_step = costs.seconds_per_pool_step * (1 + VAL_SHARE) + _updates_per_pool_step(
         config
-    ) * costs.update_seconds(config.run.max_seq_len)
+    ) * costs.update_seconds(longest_sample(config))
     actors = config.rollout.parallel_actors
     env_steps = max(1, int((usable - costs.startup_seconds) / per_pool_step)) * actors
 

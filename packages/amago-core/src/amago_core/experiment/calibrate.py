@@ -13,7 +13,7 @@ import time
 from typing import Any
 
 from amago_core.config.experiment import ExperimentConfig
-from amago_core.config.lengths import window_within_files
+from amago_core.config.lengths import longest_sample, window_within_files
 from amago_core.config.sizing import Costs
 from amago_core.config.sources import deep_merge
 
@@ -32,7 +32,7 @@ def probe_config(config: ExperimentConfig, folder: str) -> ExperimentConfig:
     and trains on them; a longer window is cut to those files, as any change of lengths is
     (:func:`~amago_core.config.lengths.window_within_files`), and the costs say what length was timed.
     """
-    steps = min(config.run.max_seq_len + 1, PROBE_STEPS_CAP)
+    steps = min(longest_sample(config) + 1, PROBE_STEPS_CAP)
     changes: dict[str, Any] = {
         "run": {"name": "calibrate", "ckpt_base_dir": folder},
         # Files of exactly one window: the probe's updates see full-length sequences, as the run's will.
@@ -109,7 +109,7 @@ def time_probe(probe: ExperimentConfig) -> Costs:
         seconds_per_pool_step=per_pool_step,
         seconds_per_update=per_update,
         startup_seconds=startup,
-        sequence_length=probe.run.max_seq_len,
+        sequence_length=longest_sample(probe),
     )
 
 

@@ -1,4 +1,4 @@
-"""Spec and config of the ``popgym`` env suite (imports neither torch, gymnasium nor popgym).
+"""Spec and config of the ``popgym`` env suite (imports neither torch, gymnasium nor popgym at import time).
 
 Env ids are ``popgym-<game>-<difficulty>`` in kebab case (``popgym-repeat-previous-easy`` is popgym's
 ``RepeatPreviousEasy``), plus ``popgym-multidomain``: AMAGO-2's 27-task MultiDomainPOPGym, one random task
@@ -7,6 +7,7 @@ per episode with a shared observation and action space.
 
 from __future__ import annotations
 
+import functools
 from typing import Any, Literal
 
 from pydantic import Field, field_validator
@@ -94,6 +95,46 @@ class POPGymConfig(EnvSuiteConfig):
     @classmethod
     def _known_task(cls, task: str | None) -> str | None:
         return check_task("popgym", task, POPGYM_TASKS)
+
+    def episode_steps(self) -> int | None:
+        """The most steps one episode takes, read from popgym's own class (None where popgym is not installed).
+
+        Sizing needs it: without it a short ``--steps`` run could only validate on the preset's 2,000-step
+        horizon per actor (about 40 RepeatPreviousEasy episodes), once at the start and once at the end.
+        Multi-domain: the longest task's episode, played ``warmup_episodes + 1`` times.
+        """
+        task = self.task or POPGYM_DEFAULT_TASK
+        if task != MULTIDOMAIN_TASK:
+            return popgym_episode_steps(POPGYM_CLASSES[task])
+        longest = [popgym_episode_steps(POPGYM_CLASSES[name]) for name in MULTIDOMAIN_TASKS]
+        if any(steps is None for steps in longest):
+            return None
+        return (self.warmup_episodes + 1) * max(steps for steps in longest if steps is not None)
+
+
+@functools.cache
+def popgym_episode_steps(class_name: str) -> int | None:
+    """The longest episode of ``popgym.envs.<class_name>`` in steps, from the length popgym gives the game.
+
+    popgym names it ``max_episode_length`` (most games) or ``episode_length`` (Concentration); an episode may
+    take one step past it (a game that truncates after its last step), so one step is added. HigherLower has no
+    such attribute: a deck of cards, one guess per card.
+
+    Returns:
+        None when popgym (or the class: the labyrinths need mazelib) is not installed.
+    """
+    try:
+        import popgym.envs  # a few ms, numpy only: imported only when a run is being sized
+    except ImportError:
+        return None
+    cls = getattr(popgym.envs, class_name, None)
+    if cls is None:
+        return None
+    game = cls()
+    length = getattr(game, "max_episode_length", None) or getattr(game, "episode_length", None)
+    if length is None and hasattr(game, "deck"):
+        length = game.deck.num_cards
+    return int(length) + 1 if length is not None else None
 
 
 # Example 03 (POPGym suite): settings the AMAGO paper reused unchanged across every POPGym task. A 2000-step
