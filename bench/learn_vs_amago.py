@@ -15,6 +15,9 @@ library) and ``<task>.md`` / ``<task>.json``, and prints the table: final env st
 the target, val return at equal env steps (the smallest final env-step count of all runs of the task, nearest val
 point), final val return, wall minutes and load averages.
 
+The tasks with no AMAGO side (``tmaze10``, ``tmaze100``, ``popgym-hle``, ``popgym-mse``, ``popgym-aee``) are
+the rows of the README's own learning table: ``amago run`` as typed at the task's ``--steps``, nothing else.
+
 Usage:
     uv run python bench/learn_vs_amago.py tmaze30 --dry-run      # the commands, nothing run
     uv run python bench/learn_vs_amago.py tmaze30                # both sides, seeds 1 and 2
@@ -69,6 +72,9 @@ class Task:
         target: The val return that counts as solved (None: no target).
         minutes: AMAGO's time box.
         driver_args: The ``amago_bench.py`` arguments when ``recipe`` is None.
+        steps: amago's ``--steps`` for a task with no AMAGO side.
+        amago_side: False for a row of amago's own learning table (README "How fast it learns"): only
+            ``amago run`` as typed, at ``steps`` env steps.
     """
 
     name: str
@@ -80,6 +86,8 @@ class Task:
     target: float | None = None
     minutes: float = 10.0
     driver_args: tuple[str, ...] = field(default_factory=tuple)
+    steps: int | None = None
+    amago_side: bool = True
 
 
 TASKS = {
@@ -100,6 +108,18 @@ TASKS = {
         ),
         Task("frozenlake", "Meta-Frozen-Lake 5x5 k=10", "frozenlake", "learn_frozenlake", "frozen-lake",
              minutes=12.0),
+        # amago alone, as typed (README "How fast it learns"). POPGym targets: 0.2 above a uniform random
+        # policy's val return (bench/random_floor.py: 200 episodes through the same suite).
+        Task("tmaze10", "T-Maze passive H=10 (the main job, `amago run`)", None, "", "", target=0.999,
+             steps=12_000, amago_side=False),
+        Task("tmaze100", "T-Maze passive H=100", None, "", "tmaze-passive", ("-o", "env.corridor_length=100"),
+             target=0.999, steps=60_000, amago_side=False, minutes=30.0),
+        Task("popgym-hle", "POPGym HigherLowerEasy (random -> 0.012)", None, "", "popgym-higher-lower-easy",
+             target=0.212, steps=10_000, amago_side=False),
+        Task("popgym-mse", "POPGym MineSweeperEasy (random -> -0.441)", None, "", "popgym-minesweeper-easy",
+             target=-0.241, steps=20_000, amago_side=False),
+        Task("popgym-aee", "POPGym AutoencodeEasy (random -> -0.512)", None, "", "popgym-autoencode-easy",
+             target=-0.312, steps=60_000, amago_side=False, minutes=20.0),
     )
 }  # fmt: skip
 
@@ -153,7 +173,8 @@ def ours_dir(task: Task) -> Path:
 def ours_command(task: Task, seed: int, steps: int) -> list[str]:
     """What a user types (the ``amago`` script of this venv; ``--name`` only to find the run folder again)."""
     amago = Path(sys.executable).with_name("amago")
-    cmd = [str(amago), "run", "--env", task.env_id, *task.user_options, "--steps", str(steps)]
+    env = ["--env", task.env_id] if task.env_id else []  # no env: the embedded main job
+    cmd = [str(amago), "run", *env, *task.user_options, "--steps", str(steps)]
     return [*cmd, "--seed", str(seed), "--name", ours_name(task, seed)]
 
 
@@ -426,7 +447,8 @@ def plot(task: Task, curves: dict, equal: int) -> None:
     ax.axvline(equal, color="black", lw=0.6, ls="--", label=f"equal env steps {equal:,}")
     ax.set_xlabel("env steps (all actors)")
     ax.set_ylabel("val return (amago's last point, a star: its end-of-run test pass)")
-    ax.set_title(f"{task.title}: AMAGO recipe vs `amago run` as typed")
+    versus = "AMAGO recipe vs " if task.amago_side else ""
+    ax.set_title(f"{task.title}: {versus}`amago run` as typed")
     ax.legend(fontsize=7)
     fig.tight_layout()
     fig.savefig(OUT / f"{task.name}.png", dpi=110)
@@ -437,7 +459,10 @@ def plot(task: Task, curves: dict, equal: int) -> None:
 
 
 def default_steps(task: Task, seeds: list[int]) -> int | None:
-    """The most env steps an AMAGO run of the task reached, rounded up to 1,000 (None: no AMAGO run yet)."""
+    """The most env steps an AMAGO run of the task reached, rounded up to 1,000 (None: no AMAGO run yet); an
+    amago-only task's own ``steps``."""
+    if not task.amago_side:
+        return task.steps
     finals = [c["final_steps"] for c in (amago_curve(task, s) for s in seeds) if c is not None]
     return int(math.ceil(max(finals) / 1000) * 1000) if finals else None
 
@@ -462,10 +487,11 @@ def main() -> None:
     task = TASKS[args.task]
     minutes = args.minutes or task.minutes
     max_minutes = args.max_minutes or 1.5 * minutes
-    python = args.venv / "bin" / "python" if args.dry_run else ensure_baseline(args.venv)
+    needs_baseline = task.amago_side and args.side != "amago" and not args.dry_run
+    python = ensure_baseline(args.venv) if needs_baseline else args.venv / "bin" / "python"
     for seed in [] if args.report_only else args.seeds:
         for side in ("AMAGO", "amago"):
-            if args.side not in ("both", side):
+            if args.side not in ("both", side) or (side == "AMAGO" and not task.amago_side):
                 continue
             if side == "AMAGO":
                 done = amago_json(task, seed).exists() and not json.loads(
