@@ -307,7 +307,7 @@ def test_doctor_reports_the_procgen_line(monkeypatch) -> None:
         pytest.skip("procgen is installed here (its own environment)")
     # The child-process probes are not what this test is about (and take seconds): answer them here.
     monkeypatch.setattr(doctor, "find_torch_importers", lambda modules: {})
-    monkeypatch.setattr(doctor, "find_broken_factories", lambda factories: {})
+    monkeypatch.setattr(doctor, "find_failing_builds", lambda labels: ({}, [], ""))
     monkeypatch.setattr(
         doctor, "probe_accelerators", lambda kernels=(): {"torch": "x", "cuda": False, "kernels": {}}
     )

@@ -1,4 +1,10 @@
-"""`amago doctor`: loads every plugin, probes requirements and import hygiene, reports accelerators.
+"""`amago doctor`: loads every plugin, probes requirements and import hygiene, builds each component on a tiny
+example input, reports accelerators.
+
+What each command checks: `amago list` imports spec modules only (fast, torch-free): ``ok`` there means the spec
+loads, agrees with its entry point and its requirements are installed. The doctor also imports every factory
+and calls it once with the component's default config on a tiny example input
+(:mod:`amago_core.cli.build_check`), so a factory that fails to import or raises when built is an error here.
 
 The doctor itself stays torch-free; anything that needs torch runs in a child process.
 """
@@ -47,22 +53,6 @@ for name in sys.argv[1:]:
         report[name] = "imports torch"
         break
 print(json.dumps({"report": report, "checked": sys.argv[1:]}))
-"""
-
-_FACTORY_SCRIPT = """
-import importlib, json, sys
-failures = {}
-for target in sys.argv[1:]:
-    module_name, _, attr_path = target.partition(":")
-    try:
-        obj = importlib.import_module(module_name)
-        for attr in attr_path.split("."):
-            obj = getattr(obj, attr)
-        if not callable(obj):
-            failures[target] = "is not callable"
-    except Exception as exc:
-        failures[target] = f"{type(exc).__name__}: {exc}".splitlines()[0]
-print(json.dumps(failures))
 """
 
 _ACCELERATOR_SCRIPT = """
@@ -174,20 +164,60 @@ def find_torch_importers(modules: list[str]) -> dict[str, str]:
     return problems
 
 
-def find_broken_factories(factories: Sequence[str]) -> dict[str, str]:
-    """Imports each ``module:Callable`` factory in a child process (factories import torch); returns the failures.
+BUILD_CHECK_TIMEOUT_S = 120.0
+"""How long the build check's child process may run; components it did not reach are reported as unchecked."""
 
-    The listing never imports factories (it must stay torch-free), so a factory module that fails to import
-    shows up here, not as a listing status.
+
+@dataclass
+class BuildFailure:
+    """A component whose factory failed the build check (see :mod:`amago_core.cli.build_check`)."""
+
+    stage: str
+    """``import`` (the factory cannot be imported) or ``build`` (calling it raised or returned None)."""
+    why: str
+    """The error, one line."""
+
+
+def find_failing_builds(
+    labels: Sequence[str], timeout_s: float = BUILD_CHECK_TIMEOUT_S
+) -> tuple[dict[str, BuildFailure], list[str], str]:
+    """Imports each component's factory and builds it on a tiny example input, in a child process.
+
+    The listing only imports spec modules (it must stay fast and torch-free), so a factory that fails to import
+    or raises when called shows up here, not as a listing status.
+
+    Args:
+        labels: ``group:name`` of each component to check.
+        timeout_s: how long the child may run.
+
+    Returns:
+        ``(failures by label, labels left unchecked, why they were left)``: unchecked when the child timed out
+        or died before reaching them.
     """
-    if not factories:
-        return {}
-    result = subprocess.run(
-        [sys.executable, "-c", _FACTORY_SCRIPT, *factories], capture_output=True, text=True, check=False
-    )
-    if result.returncode != 0:
-        return {"(factory check)": (result.stderr.strip().splitlines() or ["failed"])[-1]}
-    return json.loads(result.stdout)
+    if not labels:
+        return {}, [], ""
+    command = [sys.executable, "-m", "amago_core.cli.build_check", *labels]
+    try:
+        result = subprocess.run(command, capture_output=True, text=True, check=False, timeout=timeout_s)
+        stdout = result.stdout
+        stopped = f"the check's process failed: {(result.stderr.strip().splitlines() or ['no message'])[-1]}"
+    except subprocess.TimeoutExpired as exc:
+        stdout = exc.stdout.decode() if isinstance(exc.stdout, bytes) else (exc.stdout or "")
+        stopped = f"the check ran out of its {timeout_s:g} s"
+    failures: dict[str, BuildFailure] = {}
+    checked: set[str] = set()
+    for line in stdout.splitlines():
+        try:
+            row = json.loads(line)
+        except ValueError:
+            continue  # a component printed to stdout while being built
+        if not isinstance(row, dict) or "label" not in row:
+            continue
+        checked.add(row["label"])
+        if not row.get("ok"):
+            failures[row["label"]] = BuildFailure(str(row.get("stage")), str(row.get("why")))
+    unchecked = [label for label in labels if label not in checked]
+    return failures, unchecked, stopped if unchecked else ""
 
 
 def probe_accelerators(kernel_modules: Sequence[str] = ()) -> dict[str, Any]:
@@ -261,7 +291,7 @@ def examine() -> DoctorReport:
     regs = registries()
     report.notes.append(f"plugin switches: {regs.switches.describe()}")
     spec_modules: list[str] = []
-    factories: dict[str, tuple[str, str]] = {}  # factory -> (component label, its distribution)
+    buildable: dict[str, tuple[str, str]] = {}  # component label -> (its factory, its distribution)
     kernels: dict[str, tuple[str, list[str]]] = {}  # module -> (install command, components using it)
     for registry in regs:
         for info in registry.describe():
@@ -271,7 +301,7 @@ def examine() -> DoctorReport:
             elif info.status is Status.MISSING:
                 report.warnings.append(component_problem(label, info.detail, broken=False))
             if info.spec is not None and info.status is Status.OK:
-                factories[info.spec.factory] = (label, "; ".join(info.distribution))
+                buildable[label] = (info.spec.factory, "; ".join(info.distribution))
             if info.spec is not None:
                 for module, install in info.spec.cuda_kernels.items():
                     kernels.setdefault(module, (install, []))[1].append(label)
@@ -301,13 +331,20 @@ def examine() -> DoctorReport:
             )
         elif module not in spec_modules:  # a broken spec module is already reported above
             report.errors.append(f"import hygiene: {module}: {why}")
-    for factory, why in find_broken_factories(sorted(factories)).items():
-        label, origin = factories.get(factory, (factory, "?"))
-        detail = (
-            f"its factory {factory!r} cannot be imported ({why}); fix or reinstall {origin}, or block it "
-            f"with AMAGO_BLOCK_PLUGINS=<distribution>"
-        )
+    failures, unchecked, stopped = find_failing_builds(list(buildable))
+    for label, failure in failures.items():
+        factory, origin = buildable.get(label, ("?", "?"))
+        if failure.stage == "import":
+            what = f"its factory {factory!r} cannot be imported ({failure.why})"
+        else:
+            what = (
+                f"its factory {factory!r} raises when built with its default config on a tiny example input "
+                f"({failure.why}); check_component reproduces it"
+            )
+        detail = f"{what}; fix or reinstall {origin}, or block it with AMAGO_BLOCK_PLUGINS=<distribution>"
         report.errors.append(component_problem(label, detail, broken=True))
+    if unchecked:
+        report.warnings.append(f"build check: {stopped}; not built: {', '.join(unchecked)}")
     check_ray(report)
     accel = probe_accelerators(sorted(kernels))
     if "error" in accel:

@@ -15,6 +15,13 @@ from amago_core.plugins.registry import ComponentInfo, registries
 ENV_IDS_SHOWN = 8
 """`amago show envs SUITE` names this many env ids; `amago list envs SUITE` lists every one."""
 
+STATUS_MEANING = (
+    "ok: the spec loads and its requirements are installed; listing imports no factory, "
+    "`amago doctor` builds each component."
+)
+"""What `amago list` checked, printed under its tables (the doctor's build check is what catches a factory
+that raises when called)."""
+
 
 def _group_or_fail(word: str) -> ComponentGroup:
     try:
@@ -72,6 +79,7 @@ def list_components(group_word: str | None, suite: str | None, as_json: bool) ->
         if not infos:
             table.add_row("(none installed)", "", "", "", "")
         out.print(table)
+    out.print(f"[dim]{STATUS_MEANING}[/]")
 
 
 def list_tasks(suite: str, as_json: bool) -> None:

@@ -24,7 +24,7 @@ from amago_core.plugins.errors import (
     UnknownComponentError,
 )
 from amago_core.plugins.groups import GROUPS, ComponentGroup, find_group
-from amago_core.plugins.spec import PLUGIN_API_VERSION, ComponentSpec
+from amago_core.plugins.spec import PLUGIN_API_VERSION, BrokenSpec, ComponentSpec, defer_spec_errors
 from amago_core.suggest import did_you_mean
 
 
@@ -33,7 +33,9 @@ class Status(enum.StrEnum):
 
     OK = "ok"
     MISSING = "missing"  # an optional requirement is not installed; the install hint says what to do
-    BROKEN = "broken"  # the spec or its module cannot be loaded, or the spec contradicts its entry
+    # The spec or its module cannot be loaded, the spec contradicts its entry, or its factory module does not
+    # exist (listing never imports factories: `amago doctor` imports and builds each one).
+    BROKEN = "broken"
     CONFLICT = "conflict"  # two distributions register the name
 
 
@@ -128,7 +130,10 @@ class Registry:
     def _import_spec(self, record: EntryRecord) -> ComponentSpec | BaseException:
         where = f"{self.group.label} {record.name!r} from {record.origin} ({record.value})"
         try:
-            obj = record.load()
+            # An invalid spec of the module becomes a BrokenSpec rather than failing the import, so it breaks
+            # only its own entries and the module's other specs still load.
+            with defer_spec_errors():
+                obj = record.load()
         except Exception as exc:
             error = BrokenPluginError(
                 f"{where} cannot be imported ({type(exc).__name__}: {exc}). "
@@ -142,6 +147,11 @@ class Registry:
         return obj  # type: ignore[return-value]
 
     def _spec_problem(self, record: EntryRecord, obj: object) -> str | None:
+        if isinstance(obj, BrokenSpec):
+            return (
+                f"its spec is invalid: {obj.problem} Fix the spec in {record.distribution}, or block it with "
+                f"AMAGO_BLOCK_PLUGINS={record.distribution}."
+            )
         if not isinstance(obj, ComponentSpec):
             return f"the entry point names a {type(obj).__name__}, not an amago_core.plugins.ComponentSpec."
         if obj.group != self.group.entry_point_group:
@@ -250,6 +260,10 @@ class Registry:
             missing = spec.missing_requirements()
             status = Status.MISSING if missing else Status.OK
             detail = spec.requirement_message(missing) if missing else ""
+            provider = records[0].distribution
+            factory_problem = None if missing else spec.factory_module_problem(provider)
+            if factory_problem is not None:  # the cheap part of `amago doctor`'s build check
+                status, detail = Status.BROKEN, factory_problem
             aliases = [key] if key != spec.name else []
             infos[spec.name] = ComponentInfo(
                 spec.name, aliases, self.group, origins, status, spec.summary, detail, spec

@@ -3,24 +3,54 @@
 Every piece of data amago reads from a spec is a typed, documented field here, validated when the spec module
 is imported (a misspelt field fails with a did-you-mean, like configs do). Fields that only make sense for one
 group (an env suite's tasks, a timestep encoder's example observation) are refused on specs of other groups.
+
+Compatibility (the policy is written down in the plugin guide, docs/tutorial/08-write-a-plugin.md): the
+free-form ``extra={...}`` of the first API is still accepted and mapped onto the typed fields, with one
+``DeprecationWarning``, until :data:`EXTRA_REMOVED_IN`. While the registry loads an entry point, a spec that
+fails validation becomes a :class:`BrokenSpec` instead of raising, so the other specs of its module still load.
 """
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import importlib
 import importlib.util
 import re
-from collections.abc import Callable, Mapping
-from typing import Any, Literal
+import sys
+import warnings
+from collections.abc import Callable, Iterator, Mapping
+from typing import TYPE_CHECKING, Any, Literal
 
-from pydantic import Field, field_validator, model_validator
+from pydantic import Field, PrivateAttr, ValidationError, field_validator, model_validator
+
+# pydantic exports no public name for its model metaclass; ComponentSpec's must derive from it.
+from pydantic._internal._model_construction import ModelMetaclass
+from pydantic_core.core_schema import ValidatorFunctionWrapHandler
 
 from amago_core.config.component import ComponentConfig
 from amago_core.config.strict import StrictModel
-from amago_core.plugins.errors import BrokenPluginError, InvalidSpecError, MissingRequirementError
+from amago_core.plugins.errors import (
+    BrokenPluginError,
+    InvalidSpecError,
+    MissingRequirementError,
+    PluginError,
+)
 
 PLUGIN_API_VERSION = 1
-"""Version of the spec contract. A spec that asks for a newer one is reported as broken."""
+"""Version of the spec contract (the plugin API's major version). amago-core loads every spec written for this
+version or an older one still inside its deprecation window; a spec that asks for a newer one is reported as
+broken. It goes up only when a deprecated form is removed (see the plugin guide's compatibility policy)."""
+
+EXTRA_REMOVED_IN = "amago-core 0.3"
+"""The release that stops accepting ``ComponentSpec(extra=...)`` (deprecated in amago-core 0.1, plugin API 1)."""
+
+LEGACY_EXTRA_KEYS = ("tasks", "default_task", "presets", "cuda_kernels", "example_obs")
+"""The keys amago read from the first API's free-form ``extra`` mapping; each is now the typed field of that name."""
+
+_deferring_errors: contextvars.ContextVar[bool] = contextvars.ContextVar(
+    "amago_spec_deferring_errors", default=False
+)
 
 ENV_SUITES_GROUP = "amago.env_suites"
 TSTEP_ENCODERS_GROUP = "amago.tstep_encoders"
@@ -40,7 +70,127 @@ class ExampleArray(StrictModel):
     """Element type: ``uint8`` images are sampled in 0..255, ``float32`` arrays in -1..1."""
 
 
-class ComponentSpec(StrictModel):
+class BrokenSpec:
+    """What ``ComponentSpec(...)`` returns instead of raising while the registry loads an entry point.
+
+    A plugin module defines several specs at import; if one of them raised, the import would fail and every
+    entry point of that module would be broken. Inside :func:`defer_spec_errors` an invalid spec becomes this
+    placeholder: the registry marks that one entry broken with :attr:`problem`, and any other use of it raises.
+    """
+
+    def __init__(self, name: object, group: object, problem: str):
+        self.name = name
+        self.group = group
+        self.problem = problem
+
+    def __getattr__(self, attr: str) -> Any:
+        raise InvalidSpecError(self.problem)
+
+    def __repr__(self) -> str:
+        return f"BrokenSpec(name={self.name!r}, problem={self.problem!r})"
+
+
+@contextlib.contextmanager
+def defer_spec_errors() -> Iterator[None]:
+    """While inside, an invalid ``ComponentSpec(...)`` returns a :class:`BrokenSpec` instead of raising.
+
+    The registry wraps each entry point's import in it, so that one invalid spec marks only itself broken.
+    """
+    token = _deferring_errors.set(True)
+    try:
+        yield
+    finally:
+        _deferring_errors.reset(token)
+
+
+def _problem_text(spec_name: object, exc: Exception) -> str:
+    """One line for a spec that failed validation: pydantic's problems joined, or the InvalidSpecError's text."""
+    if isinstance(exc, ValidationError):
+        from amago_core.config.errors import describe_validation_error
+
+        lines = describe_validation_error(exc, source=f"spec {spec_name!r}")
+        return "; ".join(lines) + "."
+    return str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+
+
+if TYPE_CHECKING:
+    # Type checkers see pydantic's own metaclass, so ``ComponentSpec(...)`` keeps its checked keywords and
+    # its type; the BrokenSpec it may return exists only while the registry loads an entry point.
+    _SpecMeta = ModelMetaclass
+else:
+
+    class _SpecMeta(ModelMetaclass):
+        """Lets ``ComponentSpec(...)`` hand back a :class:`BrokenSpec` inside :func:`defer_spec_errors`."""
+
+        def __call__(cls, *args: Any, **kwargs: Any) -> Any:
+            try:
+                return super().__call__(*args, **kwargs)
+            except (ValidationError, PluginError) as exc:
+                if not _deferring_errors.get():
+                    raise
+                return BrokenSpec(
+                    kwargs.get("name"), kwargs.get("group"), _problem_text(kwargs.get("name"), exc)
+                )
+
+
+def _caller_stacklevel() -> int:
+    """The ``stacklevel`` that points a warning at the line that called ``ComponentSpec(...)``."""
+    level = 1
+    frame = sys._getframe(1)
+    while frame is not None:
+        module = str(frame.f_globals.get("__name__", ""))
+        if not (module == __name__ or module.startswith("pydantic")):
+            return level
+        frame = frame.f_back  # type: ignore[assignment]
+        level += 1
+    return level
+
+
+def _map_legacy_extra(data: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
+    """Moves the first API's ``extra={...}`` keys onto the typed fields; returns (new data, the old extra).
+
+    Raises:
+        InvalidSpecError: ``extra`` is not a mapping, or a key is given both in ``extra`` and as a field.
+    """
+    name = data.get("name")
+    extra = data.pop("extra")
+    extra = {} if extra is None else extra
+    if not isinstance(extra, Mapping):
+        msg = (
+            f"spec {name!r}: extra= must be a mapping, got {type(extra).__name__}; better, move its keys to "
+            f"the typed fields {', '.join(f'{k}=' for k in LEGACY_EXTRA_KEYS)} (see the plugin guide)."
+        )
+        raise InvalidSpecError(msg)
+    for key in LEGACY_EXTRA_KEYS:
+        if key not in extra:
+            continue
+        if key in data:
+            msg = f"spec {name!r}: {key} is given both as {key}= and in extra=; keep {key}= and drop it from extra."
+            raise InvalidSpecError(msg)
+        value = extra[key]
+        if value is None and key != "default_task":
+            continue  # the old specs wrote None for "none"; the typed fields say it with their defaults
+        data[key] = tuple(value) if key == "tasks" and not isinstance(value, str) else value
+    return data, dict(extra)
+
+
+def _legacy_extra_warning(name: object, extra: Mapping[str, Any]) -> str:
+    moved = [key for key in LEGACY_EXTRA_KEYS if key in extra]
+    unknown = sorted(str(key) for key in extra if key not in LEGACY_EXTRA_KEYS)
+    fields = ", ".join(f"{key}=" for key in (moved or LEGACY_EXTRA_KEYS))
+    message = (
+        f"spec {name!r}: ComponentSpec(extra=...) is deprecated and is removed in {EXTRA_REMOVED_IN}; "
+        f"pass {fields} as keyword arguments instead (see the plugin guide)."
+    )
+    if unknown:
+        message += (
+            f" amago reads none of its other keys ({', '.join(repr(k) for k in unknown)}); they stay readable "
+            f"as spec.extra until {EXTRA_REMOVED_IN}: keep them in your own module instead."
+        )
+    return message
+
+
+class ComponentSpec(StrictModel, metaclass=_SpecMeta):
     """Everything amago needs to list, configure and build a component without importing it.
 
     An entry point names a spec (``transformer = "amago_nets.specs:TRANSFORMER"``). Loading the spec imports
@@ -83,16 +233,43 @@ class ComponentSpec(StrictModel):
     """Timestep encoders only: the observation keys the conformance check builds the encoder with, when it
     needs more than one flat float vector (``{"image": {"shape": [36, 36, 3], "dtype": "uint8"}}``)."""
 
-    @model_validator(mode="before")
+    _legacy_extra: dict[str, Any] = PrivateAttr(default_factory=dict)
+
+    @model_validator(mode="wrap")
     @classmethod
-    def _refuse_free_form_extra(cls, data: Any) -> Any:
-        if isinstance(data, Mapping) and "extra" in data:
-            msg = (
-                f"spec {data.get('name')!r}: ComponentSpec(extra=...) was replaced by typed fields; move its keys "
-                "to tasks=, default_task=, presets=, cuda_kernels= or example_obs= (see the plugin guide)."
-            )
-            raise InvalidSpecError(msg)
-        return data
+    def _accept_legacy_extra(cls, data: Any, handler: ValidatorFunctionWrapHandler) -> Any:
+        # Plugin API 1 as first published took a free-form ``extra`` mapping; plugins written from that guide
+        # keep loading (deprecation window: see EXTRA_REMOVED_IN) with their keys moved to the typed fields.
+        if not (isinstance(data, Mapping) and "extra" in data):
+            return handler(data)
+        mapped, extra = _map_legacy_extra(dict(data))
+        warnings.warn(
+            _legacy_extra_warning(mapped.get("name"), extra),
+            DeprecationWarning,
+            stacklevel=_caller_stacklevel(),
+        )
+        spec = handler(mapped)
+        spec._legacy_extra = extra
+        return spec
+
+    @property
+    def extra(self) -> dict[str, Any]:
+        """Deprecated (removed in amago-core 0.3): the first API's free-form mapping, rebuilt from the typed
+        fields plus any other keys a legacy ``extra=`` held. Read ``tasks``, ``presets``, ... instead."""
+        warnings.warn(
+            f"ComponentSpec.extra is deprecated and is removed in {EXTRA_REMOVED_IN}; read the typed fields "
+            f"({', '.join(LEGACY_EXTRA_KEYS)}) instead.",
+            DeprecationWarning,
+            stacklevel=2,
+        )
+        typed: dict[str, Any] = {
+            "tasks": list(self.tasks),
+            "default_task": self.default_task,
+            "presets": dict(self.presets),
+            "cuda_kernels": dict(self.cuda_kernels),
+            "example_obs": {k: v.model_dump(mode="json") for k, v in self.example_obs.items()},
+        }
+        return {**self._legacy_extra, **{k: v for k, v in typed.items() if v or k in self._legacy_extra}}
 
     @field_validator("requires", "aliases", mode="before")
     @classmethod
@@ -163,6 +340,31 @@ class ComponentSpec(StrictModel):
             if not found:
                 missing.append(module_name)
         return missing
+
+    def factory_module_problem(self, provider: str = "the plugin that provides it") -> str | None:
+        """One line when the factory's module is certainly not installed, found without importing anything.
+
+        Listing must stay cheap, so only a module whose parent package is already imported (as the spec
+        module's own package usually is) or a top-level one is probed; anything else passes here and is
+        checked by `amago doctor`, which imports and builds every factory.
+
+        Args:
+            provider: who to reinstall, as the line says it (the registry passes the distribution's name).
+        """
+        module_name = self.factory.partition(":")[0]
+        parent = module_name.rpartition(".")[0]
+        if module_name in sys.modules or (parent and parent not in sys.modules):
+            return None
+        try:
+            found = importlib.util.find_spec(module_name) is not None
+        except (ImportError, ValueError):
+            found = False
+        if found:
+            return None
+        return (
+            f"{self.group} {self.name!r}: its factory module {module_name!r} does not exist "
+            f"(factory {self.factory!r}); fix the spec's factory or reinstall {provider}."
+        )
 
     def requirement_message(self, missing: list[str]) -> str:
         """One line: what is missing for this component and how to install it."""
