@@ -83,10 +83,14 @@ def one_line_errors(
         yield
     except typer.Exit:
         raise
-    except KeyboardInterrupt:
+    except KeyboardInterrupt as exc:
         if debug:
             raise
-        fail("aborted (Ctrl-C twice)." + (f" {after()}" if after else ""), code=ABORTED)
+        # A second stop signal (experiment.signals.StopSignalAbort, read by duck typing: importing the
+        # experiment package would import torch) says which signal it was and exits 128 + its number.
+        describe = getattr(exc, "describe", None)
+        message = describe() if callable(describe) else "aborted (Ctrl-C twice)."
+        fail(message + (f" {after()}" if after else ""), code=int(getattr(exc, "exit_code", ABORTED)))
     except Exception as exc:
         if debug:
             raise

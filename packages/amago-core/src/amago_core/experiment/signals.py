@@ -1,4 +1,9 @@
-"""Clean stops: the first SIGINT/SIGTERM asks the run to stop after the current step; a second Ctrl-C aborts."""
+"""Clean stops: the first SIGINT/SIGTERM asks the run to stop after the current step; a second one aborts.
+
+A second signal raises :class:`StopSignalAbort` (a ``KeyboardInterrupt``) that carries the signal's name and the
+exit status a shell reports for it (128 + its number: 130 for SIGINT, 143 for SIGTERM), so the CLI exits as a
+job scheduler expects and says which signal it was.
+"""
 
 from __future__ import annotations
 
@@ -12,9 +17,31 @@ from types import FrameType
 STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
 
 
+class StopSignalAbort(KeyboardInterrupt):
+    """A second stop signal: abort at once.
+
+    Attributes:
+        signal_name: the second signal's name (``SIGTERM``).
+        first: the first signal's name.
+        exit_code: 128 + the second signal's number (143 for SIGTERM), as shells report a death by it.
+    """
+
+    def __init__(self, signal_name: str, first: str):
+        super().__init__(signal_name)
+        self.signal_name = signal_name
+        self.first = first
+        self.exit_code = 128 + int(signal.Signals[signal_name])
+
+    def describe(self) -> str:
+        """``aborted (Ctrl-C twice).`` or ``aborted (SIGTERM after SIGTERM).``, for the CLI's last line."""
+        if self.signal_name == self.first == "SIGINT":
+            return "aborted (Ctrl-C twice)."
+        return f"aborted ({self.signal_name} after {self.first})."
+
+
 @contextmanager
 def stop_on_signals(on_first: Callable[[str], None], *, announce: bool = True) -> Iterator[None]:
-    """While inside, the first SIGINT or SIGTERM calls ``on_first(name)``; the next SIGINT aborts at once.
+    """While inside, the first SIGINT or SIGTERM calls ``on_first(name)``; the next one aborts at once.
 
     Only the main thread can own signal handlers; elsewhere (a notebook's worker thread, say) this does nothing
     and signals keep their usual effect. The previous handlers come back on exit.
@@ -31,14 +58,15 @@ def stop_on_signals(on_first: Callable[[str], None], *, announce: bool = True) -
     def handle(signum: int, frame: FrameType | None) -> None:
         name = signal.Signals(signum).name
         if received:
-            # Asked twice: stop waiting for the step to end.
+            # Asked twice: stop waiting for the step to end. A third signal keeps its usual effect.
             signal.signal(signal.SIGINT, signal.default_int_handler)
-            raise KeyboardInterrupt(name)
+            signal.signal(signal.SIGTERM, signal.SIG_DFL)
+            raise StopSignalAbort(name, received[0])
         received.append(name)
         if announce:
             sys.stderr.write(
                 f"amago: {name} received: stopping after the current step, then saving a checkpoint "
-                "(Ctrl-C again aborts at once)\n"
+                "(a second Ctrl-C or SIGTERM aborts at once)\n"
             )
         on_first(name)
 

@@ -7,7 +7,7 @@ from typing import Literal
 
 from amago_core.rollout.pools.already_vectorized import AlreadyVectorizedPool
 from amago_core.rollout.pools.async_pool import AsyncPool, EnvWorkerError, StartMethod
-from amago_core.rollout.pools.base import VectorPool
+from amago_core.rollout.pools.base import EnvCallError, VectorPool
 from amago_core.rollout.pools.sync import SyncPool
 from amago_core.rollout.sequence import SequenceEnv, StepResult
 
@@ -48,6 +48,7 @@ __all__ = [
     "ENV_MODES",
     "AlreadyVectorizedPool",
     "AsyncPool",
+    "EnvCallError",
     "EnvMode",
     "EnvWorkerError",
     "StepResult",

@@ -5,12 +5,53 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 import numpy as np
 
 from amago_core.data.timestep import Timestep
 from amago_core.rollout.sequence import StepResult
+
+
+class EnvCallError(RuntimeError):
+    """An env of the in-process pool raised in ``make_env``, ``reset`` or ``step``; the message names the env
+    (its row and name) and the call, and the env's own exception is chained (``--debug`` shows its traceback)."""
+
+
+def env_call_error(exc: Exception, row: int, env: Any, call: str) -> Exception:
+    """``exc`` as one line naming the env and the call, or ``exc`` itself when amago raised it.
+
+    amago's own errors (an env breaking the contract, non-finite data, a failed write into the run folder)
+    already name the env or the file and say what to do, so they pass through unchanged.
+
+    Args:
+        exc: what the env raised.
+        row: the env's index in the pool.
+        env: the env (its ``env_name`` names it), its name, or None before it exists.
+        call: what was called (``"step"``, ``"reset"``...).
+    """
+    if type(exc).__module__.startswith("amago"):
+        return exc
+    who = f"env {row}"
+    if env is not None:
+        try:
+            who += f" ({env if isinstance(env, str) else env.env_name!r})"
+        except Exception:  # naming the env must never hide what it raised
+            who += f" ({type(env).__name__})"
+    first = (str(exc).strip().splitlines() or [""])[0]
+    raised = f"{type(exc).__name__}: {first}" if first else type(exc).__name__
+    return EnvCallError(
+        f"{who} of the sync pool raised in {call}: {raised}. Fix the env, or rerun with --debug "
+        "(AMAGO_DEBUG=1) for its traceback."
+    )
+
+
+def raise_named(exc: Exception, row: int, env: Any, call: str) -> NoReturn:
+    """Raises :func:`env_call_error`'s one line (``exc`` chained to it), or ``exc`` itself when amago raised it."""
+    named = env_call_error(exc, row, env, call)
+    if named is exc:
+        raise exc
+    raise named from exc
 
 
 def merge_stats(stats: Sequence[dict[str, Any]]) -> dict[str, Any]:

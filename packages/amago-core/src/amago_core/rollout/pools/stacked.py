@@ -12,12 +12,19 @@ next policy input, in which those rows show the new episode's first observation.
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from typing import Any
+from typing import Any, NoReturn
 
 import numpy as np
 
 from amago_core.data.timestep import Timestep
 from amago_core.rollout.env import AMAGOEnv, EnvContractError, check_finite, check_finite_obs
+
+
+def _raise_named(exc: Exception, env: AMAGOEnv, row: int, call: str) -> NoReturn:
+    # Imported here: the pools package imports this module while it is being set up.
+    from amago_core.rollout.pools.base import raise_named
+
+    raise_named(exc, row, env, call)
 
 
 def _space_signature(env: AMAGOEnv) -> tuple:
@@ -96,10 +103,14 @@ class StackedEnv:
         """Resets every row (row i seeded with ``seed + i`` when a seed is given)."""
         n = self.batched_envs
         raw, infos = [], []
-        for i, e in enumerate(self.envs):
-            obs, info = e.inner_reset(seed=None if seed is None else seed + i, options=options)
-            raw.append(obs)
-            infos.append(info)
+        i = 0
+        try:
+            for i, e in enumerate(self.envs):
+                obs, info = e.inner_reset(seed=None if seed is None else seed + i, options=options)
+                raw.append(obs)
+                infos.append(info)
+        except Exception as exc:
+            _raise_named(exc, self.envs[i], i, "reset")
         self.step_count = np.zeros(n, dtype=np.int64)
         obs = check_finite_obs(self._stack_obs(raw, range(n)), self.env_names, self.step_count, batched=True)
         timestep = Timestep(
@@ -125,13 +136,17 @@ class StackedEnv:
         if isinstance(env_actions, np.ndarray) and env_actions.ndim == 1:
             env_actions = env_actions.tolist()  # plain ints, as a single gymnasium env expects
         raw, rewards, terms, truncs, infos = [], [], [], [], []
-        for e, a in zip(self.envs, env_actions, strict=True):
-            obs, r, te, tr, info = e.inner_step(a)
-            raw.append(obs)
-            rewards.append(r)
-            terms.append(te)
-            truncs.append(tr)
-            infos.append(info)
+        i = 0
+        try:  # one try around the loop: free unless an env raises, then ``i`` names it
+            for i, (e, a) in enumerate(zip(self.envs, env_actions, strict=True)):  # noqa: B007 (read below)
+                obs, r, te, tr, info = e.inner_step(a)
+                raw.append(obs)
+                rewards.append(r)
+                terms.append(te)
+                truncs.append(tr)
+                infos.append(info)
+        except Exception as exc:
+            _raise_named(exc, self.envs[i], i, "step")
         try:
             reward = np.asarray(rewards, dtype=np.float32).reshape(n)
             terminated = np.asarray(terms, dtype=bool).reshape(n)
@@ -155,7 +170,12 @@ class StackedEnv:
         done = terminated | truncated
         if done.any():
             rows = np.flatnonzero(done)
-            reset_raw = [self.envs[r].inner_reset()[0] for r in rows]
+            reset_raw = []
+            for r in rows:
+                try:
+                    reset_raw.append(self.envs[r].inner_reset()[0])
+                except Exception as exc:
+                    _raise_named(exc, self.envs[r], int(r), "reset (after its episode ended)")
             next_ts = timestep.reset_version(rows)
             names = [self.env_names[r] for r in rows]
             fresh = check_finite_obs(

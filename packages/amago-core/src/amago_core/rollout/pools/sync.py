@@ -20,7 +20,7 @@ from amago_core.data.timestep import Timestep
 from amago_core.data.writer import TrajectoryWriter
 from amago_core.rollout.creator import EnvCreator
 from amago_core.rollout.env import AMAGOEnv
-from amago_core.rollout.pools.base import VectorPool, concat_results, merge_stats
+from amago_core.rollout.pools.base import VectorPool, concat_results, merge_stats, raise_named
 from amago_core.rollout.pools.stacked import StackedEnv
 from amago_core.rollout.sequence import SequenceEnv, StepResult
 
@@ -44,6 +44,14 @@ def _stackable(env_fns: Sequence[Callable[[], SequenceEnv]]) -> TypeGuard[Sequen
     )
 
 
+def _call_env(row: int, env: Any, call: str, fn: Callable[[], Any]) -> Any:
+    """``fn()``, with what the env raised turned into one line naming the env and the call."""
+    try:
+        return fn()
+    except Exception as exc:
+        raise_named(exc, row, env, call)
+
+
 def _uses_inner_hooks_only(env: AMAGOEnv) -> bool:
     cls = type(env)
     return env.batched_envs == 1 and cls.step is AMAGOEnv.step and cls.reset is AMAGOEnv.reset
@@ -63,7 +71,11 @@ class SyncPool(VectorPool):
             msg = "a pool needs at least one env creator."
             raise ValueError(msg)
         stacked_envs = self._build_stacked(env_fns) if stack and _stackable(env_fns) else None
-        self.envs: list[SequenceEnv] = stacked_envs if stacked_envs is not None else [fn() for fn in env_fns]
+        self.envs: list[SequenceEnv] = (
+            stacked_envs
+            if stacked_envs is not None
+            else [_call_env(i, None, "make_env", fn) for i, fn in enumerate(env_fns)]
+        )
         self._rows = [e.batched_envs for e in self.envs]
         self._offsets = np.cumsum([0, *self._rows])
         self.num_envs = int(self._offsets[-1])
@@ -77,7 +89,7 @@ class SyncPool(VectorPool):
 
     @staticmethod
     def _build_stacked(creators: Sequence[EnvCreator]) -> list[SequenceEnv] | None:
-        envs = [c.make_env() for c in creators]
+        envs = [_call_env(i, None, "make_env", c.make_env) for i, c in enumerate(creators)]
         if not all(isinstance(e, AMAGOEnv) and _uses_inner_hooks_only(e) for e in envs):
             for e in envs:
                 e.close()
@@ -101,8 +113,8 @@ class SyncPool(VectorPool):
         starts = self._offsets[:-1]
         return Timestep.concat(
             [
-                e.reset(seed=None if seed is None else seed + int(o))
-                for e, o in zip(self.envs, starts, strict=True)
+                _call_env(i, e, "reset", partial(e.reset, seed=None if seed is None else seed + int(o)))
+                for i, (e, o) in enumerate(zip(self.envs, starts, strict=True))
             ]
         )
 
@@ -112,10 +124,15 @@ class SyncPool(VectorPool):
         if len(actions) != self.num_envs:
             msg = f"got {len(actions)} actions for {self.num_envs} env rows; pass one per row (leading dim)."
             raise ValueError(msg)
-        if len(self.envs) == 1:
-            return self.envs[0].step(actions)
+        if len(self.envs) == 1:  # a stacked pool: StackedEnv names the row that raised
+            return _call_env(0, self.envs[0], "step", partial(self.envs[0].step, actions))
         off = self._offsets
-        return concat_results([e.step(actions[off[i] : off[i + 1]]) for i, e in enumerate(self.envs)])
+        return concat_results(
+            [
+                _call_env(i, e, "step", partial(e.step, actions[off[i] : off[i + 1]]))
+                for i, e in enumerate(self.envs)
+            ]
+        )
 
     def stats(self) -> dict[str, Any]:
         """Merged histories and frame counts."""
