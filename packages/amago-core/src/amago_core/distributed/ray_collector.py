@@ -28,6 +28,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
+
+# Actors run the interpreter Ray starts them with: every node has amago installed (docs/tutorial/10-scale-out.md).
+# Under `uv run`, Ray's uv hook would instead copy the working folder to each worker and sync a fresh virtual
+# environment there (torch included): minutes per actor start and restart on a loaded machine. Read by Ray when
+# it is imported, so set before that; a user who wants the hook sets RAY_ENABLE_UV_RUN_RUNTIME_ENV=1.
+os.environ.setdefault("RAY_ENABLE_UV_RUN_RUNTIME_ENV", "0")
 import ray
 import torch
 from ray.exceptions import ActorUnavailableError, RayActorError
@@ -540,9 +546,24 @@ class RayCollector:
         stats.snippet_write_s += time.perf_counter() - start
         return outcome.written
 
-    def actor_infos(self) -> list[ActorInfo]:
-        """Process, node and restart flag of every actor (waits for restarting ones)."""
-        return ray.get([actor.ready.remote() for actor in self.actors])
+    def actor_infos(self, timeout_s: float = 300.0) -> list[ActorInfo]:
+        """Process, node and restart flag of every actor, waiting up to ``timeout_s`` for restarting ones.
+
+        Raises:
+            ActorUnavailableError: an actor was still restarting after ``timeout_s``.
+        """
+        deadline = time.monotonic() + timeout_s
+        infos = []
+        for actor in self.actors:
+            while True:
+                try:
+                    infos.append(ray.get(actor.ready.remote()))
+                    break
+                except ActorUnavailableError:  # Ray answers "restarting" at once instead of waiting
+                    if time.monotonic() > deadline:
+                        raise
+                    time.sleep(0.5)
+        return infos
 
     def close(self) -> None:
         """Stops the actors (removing their temp folders) and the Ray cluster this collector started."""
