@@ -30,11 +30,14 @@ def _policy_epochs(paths: RunPaths) -> list[int]:
 
 
 def _fake_state(folder: Path, epoch: int, *, complete: bool = True) -> Path:
+    """A state folder with amago's file names (retention counts only states that look loadable)."""
     state = folder / f"run_epoch_{epoch}"
     state.mkdir(parents=True)
-    (state / "model.safetensors").write_bytes(b"weights")
+    for name in ("model.safetensors", "optimizer.json", "scheduler.json"):
+        (state / name).write_bytes(b"{}")
     if complete:
-        (state / PROGRESS_FILE).write_text(json.dumps({"epoch": epoch}))
+        progress = {"epoch": epoch, "grad_update_counter": 0, "total_frames": 0, "frames_by_env_name": {}}
+        (state / PROGRESS_FILE).write_text(json.dumps(progress))
     return state
 
 

@@ -16,9 +16,9 @@ from amago_core.experiment.checkpoints import load_policy_weights
 runner = CliRunner()
 
 
-def _experiment(job, **overrides):
+def _experiment(job, resume=False, **overrides):
     experiment = build_experiment(load_config(base=job, environ={}), **overrides)
-    experiment.start()
+    experiment.start(resume=resume)
     return experiment
 
 
@@ -105,7 +105,9 @@ def test_resume_continues_after_the_newest_checkpoint(tiny_job):
         frames_after_two = first.total_frames
     finally:
         first.close()
-    second = _experiment(tiny_job, epochs=3)
+    # A plain start() in a folder that holds a run is refused (it would mix into it); start(resume=True)
+    # continues it, and resume_latest() reloads the same newest checkpoint.
+    second = _experiment(tiny_job, resume=True, epochs=3)
     try:
         assert second.resume_latest() == 1
         assert second.epoch == 2
@@ -213,8 +215,8 @@ def test_default_run_names_are_one_folder_even_for_path_like_tasks():
 
 
 def test_evaluations_see_new_tasks_but_runs_repeat_with_a_seed(tiny_job):
-    def first_obs_of_two_evaluations():
-        experiment = _experiment(tiny_job, epochs=1)
+    def first_obs_of_two_evaluations(name):
+        experiment = _experiment(tiny_job, epochs=1, run_name=name)  # a fresh run never reuses a run's folder
         seen = []
         inner = experiment.val_envs.pool  # the seed the role pool hands its pool on each reset
         original = inner.reset
@@ -232,7 +234,7 @@ def test_evaluations_see_new_tasks_but_runs_repeat_with_a_seed(tiny_job):
             experiment.close()
         return seen
 
-    first_run, second_run = first_obs_of_two_evaluations(), first_obs_of_two_evaluations()
+    first_run, second_run = first_obs_of_two_evaluations("first"), first_obs_of_two_evaluations("second")
     val_seed = first_run[0][0]
     assert [seed for seed, _ in first_run] == [val_seed, None]  # seeded once, then the stream continues
     # Apart from the train pool's seeds (3 + i, env i): val env i would otherwise replay train env i's tasks.

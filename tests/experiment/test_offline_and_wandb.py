@@ -25,7 +25,9 @@ def test_offline_from_protected_then_online(tiny_job, tmp_path, run_job):
     assert offline.grad_update_counter == 2 * 4
     assert sorted(p.name for p in protected.iterdir()) == sorted(d.name for d in demos)  # never deleted
 
-    online = run_job(job, epochs=3, start_collecting_at_epoch=1, dset_max_size=1)
+    # A new run on the same buffer (a fresh run never reuses a run's folder; the buffer is shared by name).
+    online_job = {**job, "run": {**job["run"], "name": "online"}}
+    online = run_job(online_job, epochs=3, start_collecting_at_epoch=1, dset_max_size=1, dset_name="offline")
     assert online.total_frames == 2 * 8 * 4  # epochs 1 and 2 collected
     fifo = tmp_path / "runs" / "offline" / "buffer" / "fifo"
     assert len(list(fifo.glob("*.npz"))) == 1  # FIFO trimmed to dset_max_size

@@ -1,16 +1,84 @@
-"""Writes that a crash can never leave half-done: a temp file next to the target, renamed over it.
+"""Writes that a crash can never leave half-done, and that never leave the folder they belong to.
+
+A write goes to a temp file next to the target, renamed over it. A run folder may come from anyone (a
+colleague's checkpoints, a paper's artefacts), so a symlink planted in it must not steer a write or a delete
+elsewhere: :func:`inside` checks a path before amago writes or deletes there.
 
 Torch-free, so that hook modules (the JSONL logger) and the experiment loop share one implementation.
 """
 
 from __future__ import annotations
 
+import errno
 import json
 import os
 import tempfile
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
+
+
+class UnsafePathError(OSError):
+    """A write or delete would leave its folder: a symlink on the way, or a path outside the folder.
+
+    An ``OSError`` (``ELOOP``, what an ``O_NOFOLLOW`` open of a symlink raises), so that the code that turns a
+    failed write into one line, and shares it between the processes of a run, handles it like any failed write.
+    """
+
+    def __init__(self, message: str, path: Path) -> None:
+        super().__init__(errno.ELOOP, message, str(path))
+
+    def __str__(self) -> str:
+        return str(self.strerror)
+
+
+def inside(root: str | Path, path: str | Path) -> Path:
+    """Returns ``path`` once it is checked to stay in ``root``: under it by name, and through no symlink.
+
+    Every component from ``root`` (exclusive: the folder the user chose may itself be a link) down to ``path``
+    (inclusive) that exists must be a real folder or file. Components that do not exist yet are created by the
+    caller as real folders. Call it right before writing, renaming or deleting.
+
+    Raises:
+        UnsafePathError: ``path`` is not under ``root``, or a component below ``root`` is a symlink (the
+            message names it and where it points).
+    """
+    root, path = Path(root), Path(path)
+    base = Path(os.path.abspath(root))
+    target = Path(os.path.abspath(path))
+    if target != base and not target.is_relative_to(base):
+        msg = f"{path} lies outside {root}: amago writes and deletes only inside the folder of the run or buffer"
+        raise UnsafePathError(msg, path)
+    current = base
+    for part in target.relative_to(base).parts:
+        current = current / part
+        if os.path.islink(current):
+            msg = (
+                f"{current} is a symlink (to {os.readlink(current)}): amago never writes or deletes through a "
+                f"symlink in {root}, which may point anywhere; replace it with a real folder or file"
+            )
+            raise UnsafePathError(msg, current)
+        if not os.path.lexists(current):
+            break  # what is below does not exist either: the caller creates it
+    return path
+
+
+def open_append_inside(root: str | Path, path: str | Path) -> IO[str]:
+    """Opens ``path`` for appending text (created if missing), checked with :func:`inside` and opened with
+    ``O_NOFOLLOW``, so that a symlink put there between the check and the open is refused too.
+
+    Raises:
+        UnsafePathError: see :func:`inside`.
+    """
+    inside(root, path)
+    flags = os.O_WRONLY | os.O_APPEND | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0)
+    try:
+        fd = os.open(path, flags, 0o666)
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            inside(root, path)  # raises the one-line error naming the link
+        raise
+    return os.fdopen(fd, "a", encoding="utf-8")
 
 
 def _current_umask() -> int:
@@ -19,12 +87,22 @@ def _current_umask() -> int:
     return mask
 
 
-def atomic_write(path: Path, write: Callable[[Path], object]) -> None:
+def atomic_write(path: Path, write: Callable[[Path], object], *, root: Path | None = None) -> None:
     """Calls ``write(tmp)`` on a temp file next to ``path`` (its return value is ignored), then renames it over ``path``.
 
     The rename is atomic on one filesystem, so a reader (or a resumed run after a crash) sees the old file or
-    the new one, never a partial one.
+    the new one, never a partial one. A symlink at ``path`` is replaced by the file, never written through.
+
+    Args:
+        path: the file to write.
+        write: writes the content to the temp file it is given.
+        root: the folder ``path`` must stay in (see :func:`inside`); None: no check (a path the user chose).
+
+    Raises:
+        UnsafePathError: ``path`` leaves ``root`` (nothing is written).
     """
+    if root is not None:
+        inside(root, path)
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp_name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     os.close(fd)
@@ -39,14 +117,21 @@ def atomic_write(path: Path, write: Callable[[Path], object]) -> None:
         tmp.unlink(missing_ok=True)
 
 
-def atomic_write_text(path: Path, text: str) -> None:
-    """Writes ``text`` to ``path`` atomically (UTF-8)."""
-    atomic_write(path, lambda tmp: tmp.write_text(text, encoding="utf-8"))
+def atomic_write_text(path: Path, text: str, *, root: Path | None = None) -> None:
+    """Writes ``text`` to ``path`` atomically (UTF-8); ``root`` as in :func:`atomic_write`."""
+    atomic_write(path, lambda tmp: tmp.write_text(text, encoding="utf-8"), root=root)
 
 
-def atomic_write_json(path: Path, data: Any) -> None:
-    """Writes ``data`` as indented JSON to ``path`` atomically."""
-    atomic_write_text(path, json.dumps(data, indent=2, default=str) + "\n")
+def atomic_write_json(path: Path, data: Any, *, root: Path | None = None) -> None:
+    """Writes ``data`` as indented JSON to ``path`` atomically; ``root`` as in :func:`atomic_write`."""
+    atomic_write_text(path, json.dumps(data, indent=2, default=str) + "\n", root=root)
 
 
-__all__ = ["atomic_write", "atomic_write_json", "atomic_write_text"]
+__all__ = [
+    "UnsafePathError",
+    "atomic_write",
+    "atomic_write_json",
+    "atomic_write_text",
+    "inside",
+    "open_append_inside",
+]

@@ -130,7 +130,7 @@ def _logging_section(resolved_file: Path) -> dict[str, Any]:
     """The ``logging`` table the run was trained with (the eval turns wandb off for its own config)."""
     try:
         logging = json.loads(resolved_file.read_text(encoding="utf-8")).get("logging", {})
-    except (OSError, ValueError, AttributeError):
+    except (OSError, ValueError, AttributeError, RecursionError):
         return {}  # loading the config below reports the problem
     return logging if isinstance(logging, dict) else {}
 

@@ -59,27 +59,96 @@ def fail_on_config_error(exc: Exception) -> None:
 def resolve_run_config(files: list[Path], overrides: list[str], flags: dict[str, Any], resume: Path | None):
     """The config `amago run` would run: sources over the env suite's preset (or the main job), validated.
 
-    Exits 2 with one line per problem when a source, a component or a preset is bad.
+    A run folder's record (the ``--resume`` folder's, or a ``-c`` file that is one) is data: where to write and
+    which cluster to join are never taken from it (one line names what was ignored), and on ``--resume`` only
+    the settings of :data:`~amago_core.config.resume.RESUMABLE_SETTINGS` may differ from it.
+
+    Exits 2 with one line per problem when a source, a component or a preset is bad, or a resume would change a
+    setting the saved state was trained with (before anything in the run folder is touched).
     """
     from pydantic import ValidationError
 
     from amago_core.config.resolve import resolve_config
-    from amago_core.config.sources import ConfigSourceError
+    from amago_core.config.sources import RUN_RECORD_NAME, ConfigSourceError, merge_sources
     from amago_core.plugins.errors import PluginError
 
     sources = list(files)
     if resume is not None:
-        resolved = resume / "config.resolved.json"
+        resolved = resume / RUN_RECORD_NAME
         if not resolved.is_file():
-            fail(f"cannot resume {resume}: it has no config.resolved.json (is it a run folder?)")
+            fail(f"cannot resume {resume}: it has no {RUN_RECORD_NAME} (is it a run folder?)")
         sources.insert(0, resolved)
     try:
         config = resolve_config(sources, flags, overrides, default_job=_default_job())
+        records = _run_records(sources)
+        own = merge_sources([path for path in sources if path not in records], flags, overrides)
     except (ConfigSourceError, ValidationError, PluginError) as exc:
         fail_on_config_error(exc)
     if config.env is None:
         fail("no env chosen: pass --env ID (see `amago list envs`) or set `env` in a -c config file")
+    dumped = config.model_dump(mode="json")
+    for path, record in records.items():
+        _say_ignored_folder_settings(
+            path, record, own, dumped, resumed=resume is not None and path == sources[0]
+        )
+    if resume is not None:
+        _refuse_changes_on_resume(resume, records[sources[0]], dumped)
     return config
+
+
+def _run_records(sources: list[Path]) -> dict[Path, dict[str, Any]]:
+    """The sources that are a run folder's record, each as written (provenance and folder-owned settings kept).
+
+    Raises:
+        ConfigSourceError: a source cannot be read.
+    """
+    from amago_core.config.sources import is_run_record, read_raw_config_file
+
+    records = {}
+    for path in sources:
+        raw = read_raw_config_file(path)
+        if is_run_record(path, raw):
+            records[path] = raw
+    return records
+
+
+def _say_ignored_folder_settings(
+    path: Path, record: dict[str, Any], own: dict[str, Any], config: dict[str, Any], *, resumed: bool
+) -> None:
+    """One line naming the settings of a run record that were dropped, that the user's own sources (``own``:
+    flags, overrides, their -c files, the environment) do not set again, and that ``config`` (what runs) does
+    not happen to share."""
+    from amago_core.config.sources import folder_owned_settings, is_set
+
+    ignored = []
+    for key, value in folder_owned_settings(record).items():
+        section, field = key.split(".")
+        if (resumed and section == "run") or is_set(own, section, field):
+            continue  # the --resume path names the folder itself; a setting given again is the user's
+        if config.get(section, {}).get(field) == value:
+            continue
+        ignored.append(f"{key}={value!r}")
+    if ignored:
+        sys.stderr.write(
+            f"amago: note: ignored {', '.join(ignored)} from {path}: a run folder's record never chooses where a "
+            "run writes or what it connects to (Ray, wandb); pass them again (-o, a flag or your own -c file) to use them.\n"
+        )
+
+
+def _refuse_changes_on_resume(resume: Path, record: dict[str, Any], config: dict[str, Any]) -> None:
+    """Exits 2 with one line when the resumed config changes a setting the saved state was trained with."""
+    from amago_core.config.resume import describe_changes, refused_changes
+    from amago_core.config.sources import PROVENANCE_KEY
+
+    saved = {key: value for key, value in record.items() if key != PROVENANCE_KEY}
+    refused = refused_changes(saved, config)
+    if refused:
+        fail(
+            f"cannot resume {resume} with {describe_changes(refused)}: a resumed run keeps the settings its "
+            "saved state was trained with (only the schedule, logging, rollout, buffer and optimiser-rate "
+            "settings listed in docs/tutorial/04-launch.md may change); the run folder is untouched. Drop "
+            "them, or start a new run without --resume to change them."
+        )
 
 
 def run_command(
@@ -124,6 +193,13 @@ def run_command(
         typer.Option("--smoke", help="A tiny end-to-end run of the same env and components (seconds)."),
     ] = False,
     quiet: Annotated[bool, typer.Option("--quiet", help="No progress bars, notes or summary.")] = False,
+    allow_traj_pickles: Annotated[
+        bool,
+        typer.Option(
+            "--allow-traj-pickles",
+            help="Read .traj buffer files (pickles; numpy arrays and builtins only). Never taken from a run folder.",
+        ),
+    ] = False,
     debug: DebugFlag = False,
 ) -> None:
     """Train an agent: compose env, encoders, agent and exploration from the installed plugins.
@@ -175,15 +251,27 @@ def run_command(
     if dry_run:
         print_json(resolved.model_dump(mode="json"), exact_floats=True)
         return
+    allow = allow_traj_pickles or _user_chose_traj_files(files, flags, overrides)
     if smoke:
         with tempfile.TemporaryDirectory(prefix="amago-smoke-") as folder:
             from amago_core.config.sizing import apply_sizing
 
-            _train(apply_sizing(resolved, {"run": {"ckpt_base_dir": folder}}), None, debugging(debug), quiet)
+            sized = apply_sizing(resolved, {"run": {"ckpt_base_dir": folder}})
+            _train(sized, None, debugging(debug), quiet, allow)
         if not quiet:
             sys.stderr.write("amago: the smoke run passed end to end; its temporary folder was removed.\n")
         return
-    _train(resolved, resume, debugging(debug), quiet)
+    _train(resolved, resume, debugging(debug), quiet, allow)
+
+
+def _user_chose_traj_files(files: list[Path], flags: dict[str, Any], overrides: list[str]) -> bool:
+    """Whether the user's own sources (not a run folder's record) set ``replay.save_trajs_as = "traj"``: a
+    run that writes its buffer as pickles on the user's word reads them back."""
+    from amago_core.config.sources import is_run_record, merge_sources, read_raw_config_file
+
+    own = [path for path in files if not is_run_record(path, read_raw_config_file(path))]
+    replay = merge_sources(own, flags, overrides).get("replay")
+    return isinstance(replay, dict) and replay.get("save_trajs_as") == "traj"
 
 
 def _same_options_as_run(command: Callable[..., None]) -> Callable[..., None]:
@@ -247,12 +335,12 @@ def runs_final_test(experiment: Any) -> bool:
     return bool(finished and evaluates and experiment.make_test_env)
 
 
-def _train(config: Any, resume: Path | None, debug: bool, quiet: bool) -> None:
+def _train(config: Any, resume: Path | None, debug: bool, quiet: bool, allow_traj_pickles: bool) -> None:
     from amago_core.experiment.naming import env_id_of
     from amago_core.experiment.plot import plot_finished_run
     from amago_core.experiment.state import TIME_LIMIT
 
-    experiment = experiment_or_fail(config, debug)
+    experiment = experiment_or_fail(config, debug, allow_traj_pickles=allow_traj_pickles)
     final = None
     with (
         one_line_errors(debug, after=lambda: _checkpoint_truth(experiment)),

@@ -7,6 +7,7 @@ resolves it; whatever a user sets is validated at once.
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Annotated, Literal
 
@@ -50,11 +51,33 @@ def installed_default(slot: str) -> str:
     return registries()[SLOTS[slot].group].default_name()
 
 
+RUN_NAME_MAX = 128
+"""The longest run name (a folder name; most filesystems stop at 255 bytes, and amago adds suffixes to it)."""
+_RUN_NAME = re.compile(rf"[A-Za-z0-9][A-Za-z0-9._-]{{0,{RUN_NAME_MAX - 1}}}")
+
+
 class RunSection(StrictModel):
     """Naming, where results go, and what kind of process this is."""
 
     name: str | None = None
-    """Run name: names the checkpoint folder, the wandb run and the default buffer. None: derived from the env and time."""
+    """Run name: names the checkpoint folder, the wandb run and the default buffer. None: derived from the env and time.
+    A plain folder name: letters, digits, `.`, `_` and `-`, starting with a letter or digit, at most 128 characters."""
+
+    @field_validator("name")
+    @classmethod
+    def _plain_folder_name(cls, value: str | None) -> str | None:
+        # The name becomes a folder under ckpt_base_dir: a path in it (`../x`, `/abs`, `..`) would write
+        # elsewhere, and a newline or a 300-character name fails deep inside the filesystem.
+        if value is not None and _RUN_NAME.fullmatch(value) is None:
+            msg = (
+                "must be a plain folder name: letters, digits, '.', '_' and '-', starting with a letter or "
+                f"digit, at most {RUN_NAME_MAX} characters"
+            )
+            if len(value) > RUN_NAME_MAX:
+                msg += f" (this one has {len(value)})"
+            raise ValueError(msg)
+        return value
+
     ckpt_base_dir: Path = Path("runs")
     """Checkpoints, metrics and plots go to `{ckpt_base_dir}/{name}/`."""
     max_seq_len: int = Field(128, gt=0)

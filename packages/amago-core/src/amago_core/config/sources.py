@@ -34,8 +34,44 @@ COMPONENT_KEYS = (*SLOT_KEYS, RELABELERS.key)
 the top-level slots and ``replay.relabeler``. Options given for one keep its name; another name drops them."""
 
 
+RUN_RECORD_NAME = "config.resolved.json"
+"""The file a run writes into its folder (what `--resume` reads, what `-c` reproduces a run from)."""
+
+FOLDER_OWNED_SETTINGS: tuple[tuple[str, str], ...] = (
+    ("run", "ckpt_base_dir"),
+    ("run", "name"),
+    ("replay", "dset_root"),
+    ("replay", "dset_name"),
+    ("ray", "address"),
+    ("logging", "log_to_wandb"),
+    ("logging", "wandb_project"),
+    ("logging", "wandb_entity"),
+)
+"""Settings a run folder's record never decides: where a run writes and deletes (its folder, its buffer) and what
+it connects to (the Ray cluster it joins, the wandb account and project it sends metrics to). Read from a run
+record they are dropped; a user who wants them passes them again."""
+
+MAX_CONFIG_DEPTH = 64
+"""Deepest nesting of tables and lists a config source may have (the deepest real config is about 4)."""
+
+
 class ConfigSourceError(ValueError):
     """A config file, override or environment variable that cannot be read; the message says which."""
+
+
+def _check_depth(data: Any, source: str) -> None:
+    """Raises ConfigSourceError when ``data`` nests deeper than :data:`MAX_CONFIG_DEPTH` (walked without
+    recursion, so that a hostile file cannot exhaust the stack here either)."""
+    stack: list[tuple[Any, int]] = [(data, 0)]
+    while stack:
+        node, depth = stack.pop()
+        if depth > MAX_CONFIG_DEPTH:
+            msg = f"{source} nests tables or lists more than {MAX_CONFIG_DEPTH} levels deep; no config does, fix the file"
+            raise ConfigSourceError(msg)
+        if isinstance(node, Mapping):
+            stack.extend((child, depth + 1) for child in node.values())
+        elif isinstance(node, list | tuple):
+            stack.extend((child, depth + 1) for child in node)
 
 
 def parse_value(text: str) -> Any:
@@ -45,6 +81,9 @@ def parse_value(text: str) -> Any:
         return json.loads(stripped)
     except json.JSONDecodeError:
         pass
+    except RecursionError:
+        msg = f"value {_clip(stripped)!r} nests more deeply than Python can parse; no config value does"
+        raise ConfigSourceError(msg) from None
     lowered = stripped.lower()
     if lowered in {"true", "false"}:  # TOML / Python spellings too
         return lowered == "true"
@@ -53,7 +92,12 @@ def parse_value(text: str) -> Any:
     return stripped
 
 
+def _clip(text: str, limit: int = 40) -> str:
+    return text if len(text) <= limit else text[:limit] + "..."
+
+
 def _set_path(target: dict[str, Any], path: list[str], value: Any, source: str) -> None:
+    _check_depth(value, source)
     node = target
     for part in path[:-1]:
         child = node.get(part)
@@ -119,11 +163,38 @@ def deep_merge(base: dict[str, Any], update: Mapping[str, Any]) -> dict[str, Any
     return merged
 
 
-def read_config_file(path: str | os.PathLike[str]) -> dict[str, Any]:
-    """Reads a ``.toml``, ``.json`` or ``.yaml``/``.yml`` config file into a dict.
+def is_run_record(path: str | os.PathLike[str], data: Mapping[str, Any]) -> bool:
+    """Whether a config file is a run folder's record rather than a config a person wrote: it is called
+    ``config.resolved.json``, or it carries the ``_provenance`` section that only a run writes."""
+    return Path(path).name == RUN_RECORD_NAME or PROVENANCE_KEY in data
+
+
+def folder_owned_settings(data: Mapping[str, Any]) -> dict[str, Any]:
+    """The :data:`FOLDER_OWNED_SETTINGS` a config tree sets (dotted key -> value; unset, null and false ones,
+    which ask for nothing, left out)."""
+    found: dict[str, Any] = {}
+    for section, key in FOLDER_OWNED_SETTINGS:
+        table = data.get(section)
+        if isinstance(table, Mapping) and table.get(key) not in (None, False):
+            found[f"{section}.{key}"] = table[key]
+    return found
+
+
+def _without_folder_owned(data: dict[str, Any]) -> dict[str, Any]:
+    for section, key in FOLDER_OWNED_SETTINGS:
+        table = data.get(section)
+        if isinstance(table, dict):
+            table.pop(key, None)
+    return data
+
+
+def read_raw_config_file(path: str | os.PathLike[str]) -> dict[str, Any]:
+    """A config file's table as written, ``_provenance`` and folder-owned settings included (see
+    :func:`read_config_file` for what a run uses).
 
     Raises:
-        ConfigSourceError: missing file, unknown extension, or a parse error (with file and position).
+        ConfigSourceError: missing file, unknown extension, a parse error (with file and position), or nesting
+            deeper than :data:`MAX_CONFIG_DEPTH`.
     """
     file = Path(path)
     if not file.is_file():
@@ -146,6 +217,13 @@ def read_config_file(path: str | os.PathLike[str]) -> dict[str, Any]:
     except (tomllib.TOMLDecodeError, json.JSONDecodeError) as exc:
         msg = f"config file {str(file)!r} is not valid {suffix[1:].upper()}: {exc}"
         raise ConfigSourceError(msg) from exc
+    except RecursionError:
+        # Raised from deep inside the parser; its traceback says nothing a user needs (and is huge).
+        msg = (
+            f"config file {str(file)!r} nests tables or lists more deeply than Python can parse; no config "
+            "does, fix the file"
+        )
+        raise ConfigSourceError(msg) from None
     except ImportError as exc:  # pragma: no cover - pyyaml is a dependency of amago-core
         msg = f"reading {str(file)!r} needs PyYAML: pip install pyyaml"
         raise ConfigSourceError(msg) from exc
@@ -157,8 +235,25 @@ def read_config_file(path: str | os.PathLike[str]) -> dict[str, Any]:
     if not isinstance(data, dict):
         msg = f"config file {str(file)!r} must hold a table at the top level, not {type(data).__name__}"
         raise ConfigSourceError(msg)
-    data.pop(PROVENANCE_KEY, None)
+    _check_depth(data, f"config file {str(file)!r}")
     return data
+
+
+def read_config_file(path: str | os.PathLike[str]) -> dict[str, Any]:
+    """Reads a ``.toml``, ``.json`` or ``.yaml``/``.yml`` config file into a dict.
+
+    A run folder's record (:func:`is_run_record`) is data, not instructions: its ``_provenance`` and the
+    settings that choose where to write or what to connect to (:data:`FOLDER_OWNED_SETTINGS`) are dropped, so
+    a shared folder cannot point a run at someone else's files or cluster. Other sources set them again.
+
+    Raises:
+        ConfigSourceError: missing file, unknown extension, a parse error (with file and position), or nesting
+            deeper than :data:`MAX_CONFIG_DEPTH`.
+    """
+    data = read_raw_config_file(path)
+    record = is_run_record(path, data)
+    data.pop(PROVENANCE_KEY, None)
+    return _without_folder_owned(data) if record else data
 
 
 def parse_override(item: str) -> dict[str, Any]:
@@ -169,8 +264,16 @@ def parse_override(item: str) -> dict[str, Any]:
         msg = f"override {item!r} must look like section.field=value (e.g. optim.learning_rate=3e-4)"
         raise ConfigSourceError(msg)
     result: dict[str, Any] = {}
-    _set_path(result, key.split("."), parse_value(raw), f"override {item!r}")
+    source = f"override {_clip(item)!r}"
+    _set_path(result, key.split("."), _parsed(raw, source), source)
     return result
+
+
+def _parsed(raw: str, source: str) -> Any:
+    try:
+        return parse_value(raw)
+    except ConfigSourceError as exc:
+        raise ConfigSourceError(f"{source}: {exc}") from None
 
 
 def config_from_environ(environ: Mapping[str, str] | None = None) -> dict[str, Any]:
@@ -185,7 +288,8 @@ def config_from_environ(environ: Mapping[str, str] | None = None) -> dict[str, A
             _set_path(result, list(ENV_ALIASES[name]), raw, f"environment variable {name}")
         elif name.startswith(ENV_PREFIX) and ENV_NESTING in name:
             path = [p.lower() for p in name[len(ENV_PREFIX) :].split(ENV_NESTING)]
-            _set_path(result, path, parse_value(raw), f"environment variable {name}")
+            source = f"environment variable {name}"
+            _set_path(result, path, _parsed(raw, source), source)
     return result
 
 

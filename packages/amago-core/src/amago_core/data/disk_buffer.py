@@ -5,6 +5,9 @@ Actors write finished trajectories into ``fifo/``; the process with edit rights 
 runs) are sampled and never deleted. A file that cannot be read is skipped with one warning naming it and moved
 to ``quarantine/``, so one bad file never stops training; the quarantine keeps the newest
 ``quarantine_max_files`` of them (a disk that corrupts files for days must not fill up with them).
+
+Every delete and move stays inside ``{dset_root}/{dset_name}`` and goes through no symlink: a buffer may come
+with a shared run folder, and a planted ``fifo`` link must not make FIFO eviction delete another folder's files.
 """
 
 from __future__ import annotations
@@ -22,6 +25,7 @@ from amago_core.data.dataset import DatasetNotReadyError, Relabeler, RLDataset
 from amago_core.data.files import TrajFileError, is_traj_file, load_traj, parse_traj_file_name
 from amago_core.data.rldata import RLData
 from amago_core.data.trajectory import FrozenTraj
+from amago_core.io import inside
 
 _MAX_SAMPLE_ATTEMPTS = 64
 QUARANTINE_MAX_FILES = 100
@@ -68,11 +72,15 @@ class DiskTrajDataset(RLDataset):
             modification time, and sampling always picks from the current file list, so a cache never hides
             new files or serves a replaced one.
         seed: sampling seed (see ``RLDataset``).
-        allow_pickle_files: sample ``.traj`` files, which are pickles (unpickling can run code): only for a
-            buffer this run writes in that format, or files you trust. Otherwise they are left unread, with a
-            warning that counts them.
+        allow_pickle_files: sample ``.traj`` files, which are pickles, read through a restricted unpickler
+            (numpy arrays and builtin containers only). A choice of the caller, never of a config read from a run
+            folder. Otherwise they are left unread, with a warning that counts them.
         quarantine_max_files: unreadable files to keep in ``quarantine/`` for a look (>= 0); older ones are
             deleted when a newer one arrives.
+
+    Raises:
+        ValueError: ``dset_name`` is not a plain folder name.
+        amago_core.io.UnsafePathError: a folder of the buffer is a symlink (nothing is created or deleted).
     """
 
     def __init__(
@@ -94,14 +102,23 @@ class DiskTrajDataset(RLDataset):
                 f"{dset_max_size}, {dset_min_size}, {cache_size}, {quarantine_max_files}."
             )
             raise ValueError(msg)
+        if (
+            not dset_name
+            or dset_name in (".", "..")
+            or Path(dset_name).name != dset_name
+            or "\\" in dset_name
+        ):
+            msg = f"dset_name must be a plain folder name (no '/', not '.' or '..'); got {dset_name!r}"
+            raise ValueError(msg)
         self.dset_root = Path(dset_root)
         self.dset_path = self.dset_root / dset_name
         self.buffer_dir = self.dset_path / "buffer"
         self.fifo_dir = self.buffer_dir / "fifo"
         self.protected_dir = self.buffer_dir / "protected"
         self.quarantine_dir = self.buffer_dir / "quarantine"
-        self.fifo_dir.mkdir(parents=True, exist_ok=True)
-        self.protected_dir.mkdir(parents=True, exist_ok=True)
+        self.check(self.quarantine_dir)
+        self.check(self.fifo_dir).mkdir(parents=True, exist_ok=True)
+        self.check(self.protected_dir).mkdir(parents=True, exist_ok=True)
         self.dset_max_size = int(dset_max_size)
         self.dset_min_size = int(dset_min_size)
         self.relabeler = relabeler or Relabeler()
@@ -115,6 +132,14 @@ class DiskTrajDataset(RLDataset):
         self.fifo_files: list[Path] = []
         self.protected_files: list[Path] = []
         self.refresh()
+
+    def check(self, path: Path) -> Path:
+        """Returns ``path`` once checked to stay in ``{dset_root}/{dset_name}`` through no symlink.
+
+        Raises:
+            amago_core.io.UnsafePathError: it would not (one line naming the symlink).
+        """
+        return inside(self.dset_path, path)
 
     @property
     def save_new_trajs_to(self) -> Path:
@@ -136,8 +161,8 @@ class DiskTrajDataset(RLDataset):
                 self.refused_pickle_files |= pickled
                 warnings.warn(
                     f"{len(self.refused_pickle_files)} .traj file(s) in {self.buffer_dir} were left unread: .traj "
-                    "files are pickles, which can run code when read. Set replay.save_trajs_as = 'traj' for a run "
-                    "whose files you trust, or convert them to .npz.",
+                    "files are pickles, read only when you allow it in this run (`amago run --allow-traj-pickles`, "
+                    "Experiment(..., allow_traj_pickles=True)); or convert them to .npz.",
                     PickledTrajFileWarning,
                     stacklevel=2,
                 )
@@ -184,12 +209,12 @@ class DiskTrajDataset(RLDataset):
         Returns:
             The number of files deleted.
         """
-        fifo = sorted(_list_traj_files(self.fifo_dir), key=_file_age_key)
+        fifo = sorted(_list_traj_files(self.check(self.fifo_dir)), key=_file_age_key)
         excess = len(fifo) - self.dset_max_size
         deleted = 0
         for path in fifo[: max(excess, 0)]:
             try:
-                path.unlink()
+                path.unlink()  # a file in the checked folder: a link among them goes, never what it points to
                 deleted += 1
             except FileNotFoundError:
                 pass  # already gone (a sibling process or a person removed it): nothing to do
@@ -222,10 +247,11 @@ class DiskTrajDataset(RLDataset):
         self._skipped.add(path)
         where = "left in place"
         if self.has_edit_rights:
-            self.quarantine_dir.mkdir(parents=True, exist_ok=True)
-            target = self.quarantine_dir / path.name
+            self.check(self.quarantine_dir).mkdir(parents=True, exist_ok=True)
+            target = self.check(self.quarantine_dir) / path.name
             try:
-                shutil.move(path, target)
+                self.check(path.parent)
+                shutil.move(path, target)  # a link moves as the link, never what it points to
                 arrived = (
                     time.time_ns()
                 )  # a rename keeps the write time; the quarantine keeps the newest arrivals
@@ -257,6 +283,8 @@ class DiskTrajDataset(RLDataset):
     def prune_quarantine(self) -> int:
         """Deletes the oldest quarantined files beyond ``quarantine_max_files``; returns how many went."""
         quarantined = self.quarantined_files()
+        if quarantined:
+            self.check(self.quarantine_dir)
         deleted = 0
         for path in quarantined[: max(len(quarantined) - self.quarantine_max_files, 0)]:
             with contextlib.suppress(FileNotFoundError):  # a sibling process pruned it first
@@ -291,9 +319,9 @@ class DiskTrajDataset(RLDataset):
 
     def delete(self, delete_protected: bool = False) -> None:
         """Removes the FIFO folder (and the protected one only when asked)."""
-        shutil.rmtree(self.fifo_dir, ignore_errors=True)
+        shutil.rmtree(self.check(self.fifo_dir), ignore_errors=True)
         if delete_protected:
-            shutil.rmtree(self.protected_dir, ignore_errors=True)
+            shutil.rmtree(self.check(self.protected_dir), ignore_errors=True)
         self._cache.clear()
         self.refresh()
 

@@ -2,8 +2,9 @@
 
 The ``.npz`` layout is AMAGO's (``rl2s``, ``time_idxs``, ``rews``, ``dones``, ``actions``,
 ``_OBS_KEY_<name>``), so buffers and offline datasets saved by AMAGO load here. ``.traj`` is a pickle of the
-per-timestep arrays (slowest, kept for relabelers that want timesteps); like any pickle, only load ``.traj``
-files you trust.
+per-timestep arrays (slowest, kept for relabelers that want timesteps). It is read only when asked for
+(``allow_pickle=True``), and then through a restricted unpickler that builds numpy arrays and builtin containers
+and refuses every other global a file names, so a planted ``.traj`` cannot run code.
 
 Every write goes to a hidden temp file in the target folder and is renamed into place, so a reader (a
 dataloader worker, another process) lists either nothing or the complete file, and a crash mid-write leaves
@@ -33,6 +34,41 @@ SaveFormat = Literal["npz", "npz-compressed", "traj"]
 SAVE_FORMATS: tuple[str, ...] = ("npz", "npz-compressed", "traj")
 TRAJ_EXTENSIONS: tuple[str, ...] = (".npz", ".traj")
 _TRAJ_PICKLE_TAG = "amago-traj-v1"
+
+_TRAJ_PICKLE_GLOBALS = frozenset(
+    {
+        # What pickle writes for numpy arrays, scalars and dtypes (numpy >= 2 under numpy._core, older under
+        # numpy.core): each only rebuilds an array from its bytes.
+        *(
+            (module, name)
+            for core in ("numpy._core", "numpy.core")
+            for module, name in (
+                (f"{core}.multiarray", "_reconstruct"),
+                (f"{core}.multiarray", "scalar"),
+                (f"{core}.numeric", "_frombuffer"),
+            )
+        ),
+        ("numpy", "ndarray"),
+        ("numpy", "dtype"),
+        # Builtin containers and numbers that have no opcode of their own.
+        *(("builtins", name) for name in ("set", "frozenset", "complex", "bytearray", "slice")),
+    }
+)
+"""The only globals a ``.traj`` file may name: what amago's own ``.traj`` files hold (dicts and lists of numpy
+arrays and scalars). Anything else (``os.system``, a class with a ``__reduce__``) is refused, never imported."""
+
+
+class _TrajUnpickler(pickle.Unpickler):
+    """Unpickles a ``.traj`` payload, admitting only :data:`_TRAJ_PICKLE_GLOBALS`."""
+
+    def find_class(self, module: str, name: str) -> Any:
+        if (module, name) in _TRAJ_PICKLE_GLOBALS:
+            return super().find_class(module, name)
+        msg = (
+            f"refused global {module}.{name}: a .traj file may hold only numpy arrays and builtin containers "
+            "(was it written by amago, or planted?)"
+        )
+        raise pickle.UnpicklingError(msg)
 
 
 class TrajFileError(Exception):
@@ -174,19 +210,22 @@ def load_traj(path: Path, *, allow_pickle: bool = False) -> FrozenTraj:
     Args:
         path: an ``.npz`` (read with ``allow_pickle=False``: an object array is refused, never unpickled) or
             ``.traj`` file.
-        allow_pickle: read ``.traj`` files, which are pickles: unpickling a file can run any code in it, so only
-            for files you trust (a run that chose ``save_trajs_as = "traj"`` reads its own).
+        allow_pickle: read ``.traj`` files, which are pickles. They are read through a restricted unpickler
+            (numpy arrays and builtin containers only; any other global is refused with a ``TrajFileError``
+            naming it), so this admits data, never code; still, it is a choice of the caller, never of a file or
+            a run folder's config.
 
     Raises:
         FileNotFoundError: the file is gone (e.g. deleted by FIFO after it was listed); not a corrupt file.
-        TrajFileError: the file exists but cannot be read, its arrays do not line up, or it is a ``.traj`` file
-            and ``allow_pickle`` is False.
+        TrajFileError: the file exists but cannot be read, its arrays do not line up, it is a ``.traj`` file
+            and ``allow_pickle`` is False, or it names a global the restricted unpickler refuses.
     """
     path = Path(path)
     if path.suffix == ".traj" and not allow_pickle:
         msg = (
-            "a .traj file is a pickle, which can run code when read; it is loaded only when the run chose "
-            "save_trajs_as = 'traj' (or load_traj(..., allow_pickle=True) for a file you trust)"
+            "a .traj file is a pickle; it is read only when you allow it (`amago run --allow-traj-pickles`, "
+            "Experiment(..., allow_traj_pickles=True), load_traj(..., allow_pickle=True)), and then admits only "
+            "numpy arrays and builtin containers"
         )
         raise TrajFileError(path, msg)
     try:
@@ -195,7 +234,7 @@ def load_traj(path: Path, *, allow_pickle: bool = False) -> FrozenTraj:
                 frozen = FrozenTraj.from_dict({k: data[k] for k in data.files})
         elif path.suffix == ".traj":
             with path.open("rb") as f:
-                frozen = _traj_from_payload(pickle.load(f)).freeze()
+                frozen = _traj_from_payload(_TrajUnpickler(f).load()).freeze()
         else:
             msg = f"unknown extension {path.suffix!r}; expected one of {TRAJ_EXTENSIONS}"
             raise TrajFileError(path, msg)

@@ -27,6 +27,7 @@ import numpy as np
 from amago_core.data.files import SAVE_FORMATS, SaveFormat, save_traj, traj_file_stem
 from amago_core.data.timestep import Timestep
 from amago_core.data.trajectory import FrozenTraj, Trajectory
+from amago_core.io import inside
 
 _Ref = tuple[Timestep, int]
 
@@ -176,7 +177,7 @@ class TrajectoryWriter:
 
         Raises:
             TrajectoryWriteError: a file could not be written (the files before it are written and complete,
-                it and the rest stay queued).
+                it and the rest stay queued), or the folder is a symlink (nothing is written).
         """
         if self.save_dir is None:
             self._finished.clear()
@@ -184,7 +185,9 @@ class TrajectoryWriter:
         written: list[Path] = []
         target = self.save_dir
         try:
-            self.save_dir.mkdir(parents=True, exist_ok=True)
+            # Never into a symlinked folder (a buffer may come with a shared run folder); the folders above it
+            # are checked by the dataset that owns them. Each file replaces, never follows, a link at its name.
+            inside(self.save_dir.parent, self.save_dir).mkdir(parents=True, exist_ok=True)
             for stem, refs in self._finished:
                 target = self.save_dir / f"{stem}{'.traj' if self.save_as == 'traj' else '.npz'}"
                 if self.save_as == "traj":

@@ -16,7 +16,6 @@ from amago_core.experiment.checkpoints import (
     TrainingState,
     load_policy_weights,
     read_training_state,
-    save_policy_weights,
 )
 from amago_core.experiment.run_dir import RunFolderWriteError, describe_write_failure, find_write_failure
 from amago_core.experiment.safe_state import DamagedStateError
@@ -66,10 +65,11 @@ class CheckpointingMixin(ExperimentState):
         from amago_core.hooks.manager import hook_manager
 
         store, schedule = self._store(), self.config.schedule
-        target = self._save_state(self.paths.training_state(self.epoch))
+        # The weights first: a kill between the two writes then leaves no kept state without its weights.
         weights = self.paths.policy_at(self.epoch)
         with self._writing(weights):
-            store.write_on_main(weights, lambda: save_policy_weights(self.policy, weights))
+            store.write_weights(self.epoch, self.policy)
+        target = self._save_state(self.paths.training_state(self.epoch))
         store.prune_states(schedule.keep_states, schedule.keep_state_every)
         store.prune_policies(schedule.keep_policies, schedule.keep_policy_every)
         hook_manager().hook.amago_on_checkpoint(experiment=self, epoch=self.epoch, path=target)

@@ -7,9 +7,12 @@ from anyone. accelerate still prepares the model for DDP and mixed precision; it
 (pickle files) are not used.
 
 Writes never leave a half-written state where a resume would pick it: a state is filled under a hidden name and
-renamed into place once complete. A write that fails (a full disk, a read-only folder) removes its own partial
+renamed into place once complete, and a kept epoch's policy weights are written before its state, so a kill
+between them never leaves a kept state without its weights. A write that fails (a full disk, a read-only folder) removes its own partial
 files, leaves every earlier checkpoint as it was, and is raised in every process as an ``OSError`` naming the
-target. Retention (``schedule.keep_*``) removes old states and weights only after a newer one is complete.
+target. Retention (``schedule.keep_*``) removes old states and weights only after a newer one is complete; it
+counts only the states amago can load, by the epoch their progress file records. Every write and delete is
+checked to stay in the run folder through no symlink (``RunPaths.check``).
 """
 
 from __future__ import annotations
@@ -102,16 +105,22 @@ def os_errors_of_safetensors() -> Iterator[None]:
         raise OSError(code, os.strerror(code)) from exc
 
 
-def save_policy_weights(policy: torch.nn.Module, path: Path) -> None:
+def save_policy_weights(policy: torch.nn.Module, path: Path, *, root: Path | None = None) -> None:
     """Writes ``policy``'s state (parameters and buffers: PopArt stats, input norms, targets) atomically.
 
     ``safetensors.torch.save_model`` de-duplicates shared tensors, which a plain ``save_file`` refuses.
 
+    Args:
+        policy: the module whose state is written.
+        path: the ``.safetensors`` file.
+        root: the folder ``path`` must stay in, through no symlink (a run folder); None: no check.
+
     Raises:
-        OSError: the write failed (the file at ``path``, if any, is left as it was).
+        OSError: the write failed (the file at ``path``, if any, is left as it was); ``UnsafePathError`` when
+            ``path`` leaves ``root``.
     """
     with os_errors_of_safetensors():
-        atomic_write(Path(path), lambda tmp: save_model(policy, str(tmp)))
+        atomic_write(Path(path), lambda tmp: save_model(policy, str(tmp)), root=root)
 
 
 def load_policy_weights(policy: torch.nn.Module, path: Path, retries: int = 1) -> None:
@@ -215,6 +224,19 @@ def _refuse_foreign(folder: Path) -> None:
         raise RefusedStateError(msg)
 
 
+def loadable(folder: Path) -> bool:
+    """Whether a training-state folder looks loadable, cheaply (its files are not read): amago's own files, a
+    readable progress record of a layout this amago reads, no pickles. Retention counts only such states, so a
+    planted or damaged folder never pushes a state a resume could use out of the newest kept."""
+    try:
+        _refuse_foreign(folder)
+        progress = Progress.from_json(read_progress(folder))
+    except (OSError, ValueError, KeyError, TypeError):  # RefusedStateError is a ValueError
+        return False
+    required = (MODEL_FILE, "optimizer.json", "scheduler.json")
+    return progress.format <= STATE_FORMAT and all((folder / name).is_file() for name in required)
+
+
 def read_training_state(folder: Path, process_index: int) -> TrainingState:
     """Reads and checks every file of a training state; nothing is unpickled and nothing is applied yet.
 
@@ -281,7 +303,9 @@ class CheckpointStore:
         incoming = target.with_name(f".{target.name}.incoming")
 
         def make_incoming() -> None:
-            shutil.rmtree(incoming, ignore_errors=True)
+            # Checked here, in the phase every process agrees on: a refusal stops all of them, none waits.
+            self.paths.check(target)
+            shutil.rmtree(self.paths.check(incoming), ignore_errors=True)
             incoming.mkdir(parents=True)
 
         def write_main_files() -> None:
@@ -301,7 +325,7 @@ class CheckpointStore:
         self._agree(_attempt(make_incoming) if main else None, target, remove_incoming)
         rng_file = f"rng_{accelerator.process_index}"
         self._agree(
-            _attempt(lambda: save_state(random_states(dataset_rng), incoming, rng_file)),
+            _attempt(lambda: save_state(random_states(dataset_rng), self.paths.check(incoming), rng_file)),
             target,
             remove_incoming,
         )
@@ -369,9 +393,13 @@ class CheckpointStore:
     def prune_states(self, newest: int, every: int | None) -> list[Path]:
         """Removes the kept training states a retention rule drops (main process; after the newest is complete).
 
-        Only complete states count: a folder without ``progress.json`` never pushes a complete one out (it is
-        left alone), and the newest complete state is always kept. Hidden folders of saves that a kill cut
+        Only states amago can load count (:func:`loadable`), by the epoch their progress file records: a folder
+        without ``progress.json``, a folder of pickles or a damaged one never pushes a loadable one out (it is
+        left alone), and the newest loadable state is always kept. Hidden folders of saves that a kill cut
         short (``.*.incoming``, ``.*.replaced``) go too: only this process writes them, and its save has finished.
+
+        Raises:
+            UnsafePathError: the states folder is a symlink (or lies behind one); nothing is removed.
 
         Args:
             newest: keep the newest N complete states (``schedule.keep_states``).
@@ -382,13 +410,17 @@ class CheckpointStore:
         """
         if not self.accelerator.is_main_process:
             return []
-        folder = self.paths.training_states
-        states = [(epoch, path) for epoch, path in self.paths.saved_states() if path.parent == folder]
+        folder = self.paths.check(self.paths.training_states)
+        states = [
+            (epoch, path)
+            for epoch, path in self.paths.saved_states()
+            if path.parent == folder and loadable(path)
+        ]
         keep = kept_epochs((epoch for epoch, _ in states), newest, every)
         removed = [path for epoch, path in states if epoch not in keep]
         removed += _stale_save_folders(folder)
         for path in removed:
-            shutil.rmtree(path, ignore_errors=True)
+            shutil.rmtree(self.paths.check(path), ignore_errors=True)
         return removed
 
     def prune_policies(self, newest: int | None, every: int | None) -> list[Path]:
@@ -400,16 +432,20 @@ class CheckpointStore:
 
         Returns:
             The removed files (with temp files a killed write left behind).
+
+        Raises:
+            UnsafePathError: the weights folder is a symlink (or lies behind one); nothing is removed.
         """
         if not self.accelerator.is_main_process:
             return []
+        self.paths.check(self.paths.policy_weights)
         policies = self.paths.saved_policies()
         keep = kept_epochs((epoch for epoch, _ in policies), newest, every)
         removed = [path for epoch, path in policies if epoch not in keep]
         if self.paths.policy_weights.is_dir():
             removed += list(self.paths.policy_weights.glob(".policy_epoch_*.tmp"))
         for path in removed:
-            path.unlink(missing_ok=True)
+            self.paths.check(path).unlink(missing_ok=True)
         return removed
 
     def prune_rolling(self, keep: Path) -> None:
@@ -417,11 +453,24 @@ class CheckpointStore:
         folders of rolling saves a kill cut short."""
         if not self.accelerator.is_main_process:
             return
+        self.paths.check(keep.parent)
         for _, folder in self.paths.saved_states():
             if folder.parent == keep.parent and folder != keep and folder.name.startswith("state_epoch_"):
-                shutil.rmtree(folder, ignore_errors=True)
+                shutil.rmtree(self.paths.check(folder), ignore_errors=True)
         for stale in _stale_save_folders(keep.parent):
-            shutil.rmtree(stale, ignore_errors=True)
+            shutil.rmtree(self.paths.check(stale), ignore_errors=True)
+
+    def write_weights(self, epoch: int, policy: torch.nn.Module) -> Path:
+        """Writes the policy weights of ``epoch`` (main process), before the epoch's training state, so that a
+        kill between the two never leaves a kept state without its weights (a weights file without its state
+        is rewritten when the resumed run redoes that epoch).
+
+        Raises:
+            OSError: the write failed (in every process; a file already there stays as it was).
+        """
+        weights = self.paths.policy_at(epoch)
+        self.write_on_main(weights, lambda: save_policy_weights(policy, weights, root=self.paths.root))
+        return weights
 
     def write_latest(self, policy: torch.nn.Module) -> None:
         """Writes the current weights to ``ckpts/latest`` (main process; what collect-only processes read).
@@ -430,7 +479,8 @@ class CheckpointStore:
             OSError: the write failed (in every process; the previous file stays).
         """
         self.write_on_main(
-            self.paths.latest_policy, lambda: save_policy_weights(policy, self.paths.latest_policy)
+            self.paths.latest_policy,
+            lambda: save_policy_weights(policy, self.paths.latest_policy, root=self.paths.root),
         )
 
     def read_latest(self, policy: torch.nn.Module) -> bool:

@@ -59,6 +59,10 @@ class Experiment(SetupMixin):
         registries: where components are looked up (default: the installed plugins).
         evaluation_only: build only what evaluating a trained policy needs (no buffer, no train or val envs,
             the run's config file left as it is).
+        allow_traj_pickles: let the default buffer read ``.traj`` files (pickles), through a restricted unpickler
+            that admits numpy arrays and builtin containers only. None: when this config writes that format
+            (``replay.save_trajs_as = "traj"``). The CLI passes its ``--allow-traj-pickles`` flag, so that a
+            config read from a run folder never decides it.
         **settings: AMAGO's ``Experiment`` parameters and the config fields by name.
     """
 
@@ -247,7 +251,7 @@ class Experiment(SetupMixin):
         hook_manager().hook.amago_on_epoch_end(experiment=self, epoch=epoch, metrics=metrics)
 
     def close(self) -> None:
-        """Closes envs, remote collectors (their actors stop) and log backends."""
+        """Closes envs, remote collectors (their actors stop) and log backends, and releases the run's lock."""
         for envs in (self.train_envs, self.val_envs):
             if envs is not None:
                 envs.close()
@@ -262,6 +266,9 @@ class Experiment(SetupMixin):
                     self.logger.close()
             else:
                 self.logger.close()
+        lock = getattr(self, "_run_lock", None)
+        if lock is not None:
+            lock.release()  # last: another process may take the run over once its files are closed
 
 
 def build_experiment(config: ExperimentConfig, **kwargs: Any) -> Experiment:

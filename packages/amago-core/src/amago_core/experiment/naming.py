@@ -21,6 +21,7 @@ def default_run_name(config: ExperimentConfig) -> str:
     traj = config.traj_encoder
     env_part = env_id_of(env) if isinstance(env, EnvSuiteConfig) else "run"
     # Env ids may carry a path-like task (`gym-dm_control/cartpole-swingup-v0`); a run name is one folder.
-    env_part = re.sub(r"[^A-Za-z0-9._-]+", "-", env_part)
-    kind = traj.kind if not isinstance(traj, str) else traj
+    # It must also pass run.name's rule: start with a letter or digit, at most 128 characters in all.
+    env_part = re.sub(r"[^A-Za-z0-9._-]+", "-", env_part).lstrip("._-")[:64] or "run"
+    kind = re.sub(r"[^A-Za-z0-9._-]+", "-", traj.kind if not isinstance(traj, str) else traj)[:40]
     return f"{env_part}-{kind}-{time.strftime('%Y%m%d-%H%M%S')}"

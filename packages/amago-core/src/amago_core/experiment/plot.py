@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 from amago_core.experiment.metrics import AVERAGE_RETURN_KEY
 from amago_core.hooks.jsonl_logger import field_text, is_whole_flat_record
+from amago_core.io import UnsafePathError, atomic_write, inside
 from amago_core.optional import MissingOptionalDependencyError, require
 
 if TYPE_CHECKING:
@@ -296,6 +297,7 @@ def plot_run(run_dir: str | Path) -> list[Path]:
 
     Raises:
         FileNotFoundError: the folder has no metrics.jsonl.
+        amago_core.io.UnsafePathError: ``plots`` or a figure's file is a symlink (nothing is written there).
         amago_core.optional.MissingOptionalDependencyError: matplotlib is not installed (``amago-core[plot]``).
     """
     run_dir = Path(run_dir)
@@ -308,9 +310,15 @@ def plot_run(run_dir: str | Path) -> list[Path]:
     plt = require("matplotlib.pyplot", "plot", PLOTTING)
 
     curves = read_curves(metrics_file)
-    out_dir = run_dir / "plots"
+    # A run folder may come from anyone: a planted `plots` link (or `plots/returns.png` link) must not steer
+    # the PNGs elsewhere. Each figure is written under a temp name and renamed (never through a symlink).
+    out_dir = inside(run_dir, run_dir / "plots")
     out_dir.mkdir(parents=True, exist_ok=True)
     written: list[Path] = []
+
+    def save(fig: Any, name: str, dpi: int) -> None:
+        written.append(out_dir / name)
+        atomic_write(written[-1], lambda tmp: fig.savefig(tmp, dpi=dpi, format="png"), root=run_dir)
 
     fig, ax = plt.subplots(figsize=(7, 4.5))
     drew = False
@@ -327,15 +335,13 @@ def plot_run(run_dir: str | Path) -> list[Path]:
         ax.set_title(run_dir.name)
         ax.legend(fontsize=7)
         fig.tight_layout()
-        written.append(out_dir / "returns.png")
-        fig.savefig(written[-1], dpi=120)
+        save(fig, "returns.png", 120)
     plt.close(fig)
 
     others = _panel_keys(curves)
     if others:
         fig = curve_panels(curves, others, title=run_dir.name)
-        written.append(out_dir / "val_metrics.png")
-        fig.savefig(written[-1], dpi=110)
+        save(fig, "val_metrics.png", 110)
         plt.close(fig)
 
     losses = [k for k in LOSS_KEYS if k in curves]
@@ -349,14 +355,14 @@ def plot_run(run_dir: str | Path) -> list[Path]:
         ax.set_yscale("symlog")
         ax.legend()
         fig.tight_layout()
-        written.append(out_dir / "training.png")
-        fig.savefig(written[-1], dpi=110)
+        save(fig, "training.png", 110)
         plt.close(fig)
     return written
 
 
 def plot_finished_run(run_dir: str | Path) -> list[Path]:
-    """:func:`plot_run` for the end of a run: without matplotlib it warns in one line and draws nothing.
+    """:func:`plot_run` for the end of a run: without matplotlib, or with a symlink where a figure would go, it
+    warns in one line and draws nothing.
 
     The run itself succeeded; a missing plotting library must not turn it into a failure.
     """
@@ -364,4 +370,8 @@ def plot_finished_run(run_dir: str | Path) -> list[Path]:
         return plot_run(run_dir)
     except MissingOptionalDependencyError as exc:
         sys.stderr.write(f"amago: warning: no learning curves drawn: {exc} (or set logging.plot=false)\n")
+        return []
+    except UnsafePathError as exc:
+        # The run's own files are saved; only its figures had nowhere safe to go.
+        sys.stderr.write(f"amago: warning: no learning curves drawn: {exc}\n")
         return []

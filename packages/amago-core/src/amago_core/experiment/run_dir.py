@@ -11,11 +11,14 @@ Layout (ARCHITECTURE §6)::
 
 Writes go to temp names renamed into place, so a crash, a full disk or a read-only folder leaves the previous
 files complete; :class:`RunFolderWriteError` then stops the run with one line naming the folder and what to free.
+Every write, rename and delete first checks its path with :meth:`RunPaths.check`: it stays in the run folder and
+goes through no symlink (a run folder may come from anyone, and a planted link must not steer a write elsewhere).
 """
 
 from __future__ import annotations
 
 import errno
+import json
 import os
 import re
 import shutil
@@ -25,19 +28,21 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from amago_core.data.writer import TrajectoryWriteError
-from amago_core.io import atomic_write, atomic_write_json, atomic_write_text
+from amago_core.io import UnsafePathError, atomic_write, atomic_write_json, atomic_write_text, inside
 
 __all__ = [
     "PROGRESS_FILE",
     "WRITE_ONLY_ERRNOS",
     "RunFolderWriteError",
     "RunPaths",
+    "UnsafePathError",
     "atomic_write",
     "atomic_write_json",
     "atomic_write_text",
     "describe_write_failure",
     "find_write_failure",
     "kept_epochs",
+    "recorded_epoch",
     "replace_dir",
 ]
 
@@ -112,16 +117,41 @@ class RunPaths:
                 found.append((int(match.group(1)), child))
         return sorted(found)
 
+    def check(self, path: Path) -> Path:
+        """Returns ``path`` once checked to stay in the run folder through no symlink (call before writing,
+        renaming or deleting it).
+
+        Raises:
+            UnsafePathError: it would leave the run folder (one line naming the symlink or the path).
+        """
+        return inside(self.root, path)
+
+    def holds_a_run(self) -> bool:
+        """Whether the folder already holds a run: its resolved config, a training state or policy weights."""
+        return (
+            self.config.is_file()
+            or self.latest_policy.is_file()
+            or bool(self.saved_states())
+            or bool(self.saved_policies())
+        )
+
     def make_dirs(self) -> None:
+        """Creates the checkpoint and plot folders (as real folders: an existing symlink among them is refused).
+
+        Raises:
+            UnsafePathError: one of them, or a folder above it in the run folder, is a symlink.
+        """
         for folder in (self.training_states, self.policy_weights, self.latest_policy.parent, self.plots):
-            folder.mkdir(parents=True, exist_ok=True)
+            self.check(folder).mkdir(parents=True, exist_ok=True)
 
     def saved_states(self) -> list[tuple[int, Path]]:
         """``(epoch, folder)`` of every complete training state, oldest first (a kept one before a rolling one).
 
         Kept states are found by their ``*_epoch_{e}`` suffix, whatever run name prefixes them, so a copied or
         renamed run folder still finds its checkpoints. A state is complete once its progress file exists
-        (written last).
+        (written last). The epoch is the one its progress file records (a folder's name may say anything); the
+        name's only when that file cannot be read (loading it then fails, and says why). A state folder that
+        is a symlink is not listed: it is not this run's.
         """
         found: list[tuple[int, int, Path]] = []
         for rank, (folder, pattern) in enumerate(
@@ -131,8 +161,9 @@ class RunPaths:
                 continue
             for child in folder.iterdir():
                 match = pattern.match(child.name)
-                if match and (child / PROGRESS_FILE).is_file():
-                    found.append((int(match.group(1)), rank, child))
+                if match and not child.is_symlink() and (child / PROGRESS_FILE).is_file():
+                    epoch = recorded_epoch(child)
+                    found.append((int(match.group(1)) if epoch is None else epoch, rank, child))
         return [(epoch, path) for epoch, _, path in sorted(found)]
 
     def saved_epochs(self) -> list[int]:
@@ -143,6 +174,15 @@ class RunPaths:
 _KEPT_STATE = re.compile(r"^.+_epoch_(\d+)$")
 _ROLLING_STATE = re.compile(r"^state_epoch_(\d+)$")
 _POLICY_FILE = re.compile(r"^policy_epoch_(\d+)\.safetensors$")
+
+
+def recorded_epoch(state: Path) -> int | None:
+    """The epoch a training-state folder's progress file records (None: missing or unreadable)."""
+    try:
+        epoch = json.loads((state / PROGRESS_FILE).read_text(encoding="utf-8"))["epoch"]
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+    return epoch if isinstance(epoch, int) and not isinstance(epoch, bool) and epoch >= 0 else None
 
 
 def kept_epochs(epochs: Iterable[int], newest: int | None, every: int | None) -> set[int]:

@@ -21,7 +21,9 @@ from amago_core.experiment.interaction import InteractionMixin
 from amago_core.experiment.logger import RunLogger
 from amago_core.experiment.processes import default_torch_threads
 from amago_core.experiment.provenance import run_record, summary_lines
+from amago_core.experiment.resume import finish_resume, load_resumed_state
 from amago_core.experiment.run_dir import RunPaths, atomic_write_json
+from amago_core.experiment.run_lock import hold_run
 from amago_core.experiment.shared_run import agree_on_config, check_shared_folders
 from amago_core.experiment.training import items_per_epoch
 from amago_core.policy.spaces import PolicySpaces
@@ -82,6 +84,11 @@ class SetupMixin(InteractionMixin):
             tune_allocator()  # big activation tensors reuse heap memory instead of page-faulting each step
         if self.DEVICE.type == "cpu" or threads:
             torch.set_num_threads(threads or default_torch_threads(self.accelerator.num_processes))
+        # One process writes a run at a time, and a fresh run never mixes into an old one: checked before any
+        # file of the run is written (the lock is released in close()).
+        self._run_lock = hold_run(
+            self.paths, self.accelerator, self.role, resume=resume, evaluation_only=self.evaluation_only
+        )
         self.checkpoints = CheckpointStore(self.accelerator, self.paths)
         # Read before the envs are built: the exploration schedule continues from the saved frame count.
         resumed = self._newest_usable_state() if resume else None
@@ -91,10 +98,14 @@ class SetupMixin(InteractionMixin):
             self.init_dsets()
         env_summary = self.init_envs()
         self.init_model()
+        if resumed is not None:
+            # Before the run folder is written (config.resolved.json, metrics): a state that does not fit this
+            # model fails here and leaves the run as it was.
+            load_resumed_state(self, resumed)
         self.init_checkpoints()
         self.init_logger()
         if resumed is not None:
-            self._resume_from(resumed)
+            finish_resume(self, resumed)
         self._started = True
         if self.config.logging.verbose and self.accelerator.is_main_process:
             self.summary(env_summary)
@@ -135,8 +146,9 @@ class SetupMixin(InteractionMixin):
                     seed=relabel_seed(run.seed, self._accelerator.process_index), env=self.config.env
                 ),
                 seed=run.seed,
-                # .traj files are pickles: read only when this run writes that format itself.
-                allow_pickle_files=replay.save_trajs_as == "traj",
+                # .traj files are pickles: read only when this invocation allows it (never a run folder's
+                # config), and then through a restricted unpickler (numpy arrays and builtins only).
+                allow_pickle_files=self.allow_traj_pickles,
             )
         elif self.components.relabeler is not None:
             msg = (
@@ -241,10 +253,10 @@ class SetupMixin(InteractionMixin):
         record = run_record(self.config, self.components)
         main = self._accelerator.is_main_process
         if main and not self.evaluation_only and not self.role.only_collects:
-            atomic_write_json(self.paths.config, record)
+            atomic_write_json(self.paths.config, record, root=self.paths.root)
             spaces = getattr(self, "policy_spaces", None)  # None: an init_envs override set the spaces itself
             if spaces is not None:
-                atomic_write_json(self.paths.spaces, spaces.to_json())
+                atomic_write_json(self.paths.spaces, spaces.to_json(), root=self.paths.root)
         self.logger = RunLogger(self.paths.root, record, enabled=main)
 
     def summary(self, env_summary: str) -> None:

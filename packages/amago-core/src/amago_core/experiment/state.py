@@ -65,6 +65,7 @@ class ExperimentState:
         make_test_env: EnvMakers | None = None,
         registries: Registries | None = None,
         evaluation_only: bool = False,
+        allow_traj_pickles: bool | None = None,
         **settings: Any,
     ) -> None:
         classes = {
@@ -87,6 +88,11 @@ class ExperimentState:
         self.components = RunComponents.resolve(config, self.registries, classes)
         self.role = ProcessRole.of(config)
         self.evaluation_only = evaluation_only
+        self.allow_traj_pickles = (
+            config.replay.save_trajs_as == "traj" if allow_traj_pickles is None else bool(allow_traj_pickles)
+        )
+        """Whether the default buffer reads ``.traj`` files (pickles, through a restricted unpickler): the
+        caller's choice in this process (the CLI's ``--allow-traj-pickles``), never a run folder's config."""
         self.dataset = dataset
         self._given_makers = (make_train_env, make_val_env, make_test_env)
         self.make_train_env, self.make_val_env, self.make_test_env = self._env_makers()
@@ -165,6 +171,19 @@ class ExperimentState:
         )
 
     def _check_runnable(self) -> None:
+        if (
+            not self.evaluation_only
+            and self.role.learns
+            and self.dataset is None
+            and self.config.replay.save_trajs_as == "traj"
+            and not self.allow_traj_pickles
+        ):
+            msg = (
+                "replay.save_trajs_as = 'traj' writes the buffer as pickles, which this run reads back only when "
+                "you allow it: pass --allow-traj-pickles (Experiment(..., allow_traj_pickles=True)) if you trust "
+                "the .traj files in its buffer, or set replay.save_trajs_as=npz."
+            )
+            raise ValueError(msg)
         if self._collects_this_run and self.make_train_env is None:
             msg = (
                 "no env to collect from: pass make_train_env (or set env, an env id such as 'tmaze-passive'), or "

@@ -23,7 +23,7 @@ from typing import Any, Literal
 import gymnasium
 import numpy as np
 
-from amago_core.io import atomic_write
+from amago_core.io import atomic_write, inside
 from amago_core.rollout.env import AMAGOEnv, EnvContractError
 
 VideoFormat = Literal["mp4", "gif"]
@@ -168,8 +168,15 @@ class VideoRequest:
             raise ValueError(msg)
 
     def path(self, episode: int) -> Path:
-        """The file of the ``episode``-th recorded episode (from 0)."""
-        return self.folder / f"{self.prefix}_episode_{episode}.{self.video_format}"
+        """The file of the ``episode``-th recorded episode (from 0), checked to go through no symlink (the folder
+        lies in a run folder, which may come from anyone).
+
+        Raises:
+            amago_core.io.UnsafePathError: the folder or the file is a symlink.
+        """
+        return inside(
+            self.folder.parent, self.folder / f"{self.prefix}_episode_{episode}.{self.video_format}"
+        )
 
     def _existing(self) -> list[tuple[int, Path]]:
         pattern = re.compile(rf"^{re.escape(self.prefix)}_episode_(\d+)\.(mp4|gif)$")
@@ -183,7 +190,10 @@ class VideoRequest:
 
     def clear(self) -> None:
         """Removes the files an earlier recording with this prefix left (recording again replaces them)."""
-        for _, path in self._existing():
+        existing = self._existing()
+        if existing:
+            inside(self.folder.parent, self.folder)  # never delete through a symlinked folder
+        for _, path in existing:
             path.unlink(missing_ok=True)
 
     def written(self) -> list[Path]:

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from amago_core.hooks.specs import hookimpl
-from amago_core.io import atomic_write
+from amago_core.io import atomic_write, inside, open_append_inside
 
 ROLLED_BACK_SUFFIX = ".rolled-back.jsonl"
 """Records of redone epochs go to ``{stem}.rolled-back.jsonl`` next to the metrics file."""
@@ -85,12 +85,16 @@ def record_epoch(line: bytes) -> int | None:
 
 
 class JsonlLogBackend:
-    """Appends metrics records to a JSONL file, flushed per record so a killed run keeps what it logged."""
+    """Appends metrics records to a JSONL file, flushed per record so a killed run keeps what it logged.
+
+    The file is never written through a symlink (a run folder may come from anyone): a link there is refused
+    with one line (:class:`amago_core.io.UnsafePathError`).
+    """
 
     def __init__(self, path: Path):
         self.path = Path(path)
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        self._file = self.path.open("a", encoding="utf-8")
+        self._file = open_append_inside(self.path.parent, self.path)
 
     def log(self, metrics: dict[str, Any], *, step: int) -> None:
         record = {"step": step, **{key: _json_safe(value) for key, value in metrics.items()}}
@@ -116,6 +120,8 @@ class JsonlLogBackend:
         rewritten line by line into a temp file that replaces it.
         """
         self._file.close()
+        inside(self.path.parent, self.path)
+        inside(self.path.parent, self.rolled_back_path)
 
         def keeps(line: bytes) -> bool:
             epoch = record_epoch(line)
@@ -127,7 +133,7 @@ class JsonlLogBackend:
                 _split_lines(self.path, keeps, self.rolled_back_path)
             else:
                 _move_tail(self.path, first_moved, self.rolled_back_path)
-        self._file = self.path.open("a", encoding="utf-8")
+        self._file = open_append_inside(self.path.parent, self.path)
 
 
 def _find_moved(path: Path, keeps: Callable[[bytes], bool]) -> tuple[int | None, bool]:
