@@ -90,7 +90,7 @@ def one_line_errors(
         # experiment package would import torch) says which signal it was and exits 128 + its number.
         describe = getattr(exc, "describe", None)
         message = describe() if callable(describe) else "aborted (Ctrl-C twice)."
-        fail(message + (f" {after()}" if after else ""), code=int(getattr(exc, "exit_code", ABORTED)))
+        fail(message + _sentence_after(after), code=int(getattr(exc, "exit_code", ABORTED)))
     except Exception as exc:
         if debug:
             raise
@@ -99,5 +99,10 @@ def one_line_errors(
         lines = error_lines(exc)
         for line in lines[:-1]:
             sys.stderr.write(f"amago: error: {line}\n")
-        suffix = f" {after()}" if after else ""
-        fail(lines[-1] + suffix, code=USAGE_ERROR if usage else RUNTIME_ERROR)
+        fail(lines[-1] + _sentence_after(after), code=USAGE_ERROR if usage else RUNTIME_ERROR)
+
+
+def _sentence_after(after: Callable[[], str] | None) -> str:
+    """``after()``'s sentence with its leading space, or nothing when there is none to add."""
+    sentence = after() if after else ""
+    return f" {sentence}" if sentence else ""

@@ -297,7 +297,12 @@ def experiment_or_fail(config: Any, debug: bool, **kwargs: Any) -> Any:
 
 
 def _checkpoint_truth(experiment: Any) -> str:
-    """Which checkpoint a failed or stopped run leaves, and how to continue from it."""
+    """Which checkpoint a failed or stopped run leaves, and how to continue from it (nothing when this process
+    was refused the run folder: the error being reported already says what to do with the run there)."""
+    from amago_core.experiment.run_lock import ExistingRunError, RunInUseError
+
+    if isinstance(sys.exc_info()[1], ExistingRunError | RunInUseError):  # asked while that error is handled
+        return ""
     saved = experiment.paths.saved_epochs()
     if not saved:
         return "No checkpoint was written yet."

@@ -157,7 +157,7 @@ def refuse_existing_run(paths: Any) -> None:
     if paths.holds_a_run():
         msg = (
             f"{paths.root} already holds a run: resume it with `amago run --resume {paths.root}` "
-            "(`start(resume=True)` in Python), or choose another run name; a fresh run never mixes into it"
+            "(`start(resume=True)` in Python), or choose another run name; a fresh run never mixes into it."
         )
         raise ExistingRunError(msg)
 
