@@ -170,11 +170,13 @@ def ours_dir(task: Task) -> Path:
     return OUT / "amago" / task.name
 
 
-def ours_command(task: Task, seed: int, steps: int) -> list[str]:
-    """What a user types (the ``amago`` script of this venv; ``--name`` only to find the run folder again)."""
+def ours_command(task: Task, seed: int, steps: int, budget_minutes: float | None = None) -> list[str]:
+    """What a user types (the ``amago`` script of this venv; ``--name`` only to find the run folder again):
+    ``--steps`` at AMAGO's env steps, or ``--budget`` at AMAGO's wall-time box."""
     amago = Path(sys.executable).with_name("amago")
     env = ["--env", task.env_id] if task.env_id else []  # no env: the embedded main job
-    cmd = [str(amago), "run", *env, *task.user_options, "--steps", str(steps)]
+    size = ["--budget", f"{budget_minutes:g}m"] if budget_minutes else ["--steps", str(steps)]
+    cmd = [str(amago), "run", *env, *task.user_options, *size]
     return [*cmd, "--seed", str(seed), "--name", ours_name(task, seed)]
 
 
@@ -215,12 +217,14 @@ def code_state() -> dict:
     }
 
 
-def run_ours(task: Task, seed: int, steps: int, max_minutes: float) -> dict:
+def run_ours(
+    task: Task, seed: int, steps: int, max_minutes: float, budget_minutes: float | None = None
+) -> dict:
     """Runs ``amago run`` as typed for one seed, stamping each metrics.jsonl line with the wall time it appeared.
 
     Past ``max_minutes`` it gets SIGINT (amago saves and stops), as a user's Ctrl-C would.
     """
-    cmd = ours_command(task, seed, steps)
+    cmd = ours_command(task, seed, steps, budget_minutes)
     cwd = ours_dir(task)
     run = cwd / "runs" / ours_name(task, seed)
     if run.exists():
@@ -476,6 +480,12 @@ def main() -> None:
     parser.add_argument("--side", choices=["both", "AMAGO", "amago"], default="both")
     parser.add_argument("--minutes", type=float, help="AMAGO's time box (default: the task's)")
     parser.add_argument("--steps", type=int, help="amago's --steps (default: AMAGO's most env steps)")
+    parser.add_argument(
+        "--budget",
+        type=float,
+        help="amago's --budget in minutes instead of --steps: the same wall-time box as AMAGO's (a preset "
+        "that updates far more per env step than AMAGO's recipe cannot reach its env steps in the box)",
+    )
     parser.add_argument("--max-minutes", type=float, help="Ctrl-C amago past this (default: 1.5 x the box)")
     parser.add_argument("--rerun", action="store_true", help="run again what is already on disk")
     parser.add_argument("--dry-run", action="store_true", help="print the commands only")
@@ -506,16 +516,16 @@ def main() -> None:
             done = (ours_dir(task) / f"{ours_name(task, seed)}.run.json").exists()
             steps = args.steps or default_steps(task, args.seeds)
             if args.dry_run:
-                shown = shown_command(ours_command(task, seed, steps or 0))
+                shown = shown_command(ours_command(task, seed, steps or 0, args.budget))
                 print(f"amago seed {seed}{' (done)' if done else ''} (in {ours_dir(task)}): {shown}")
                 continue
             if done and not args.rerun:
                 continue
-            if steps is None:
+            if steps is None and not args.budget:
                 raise SystemExit(
                     "no AMAGO run to size amago's budget from: run --side AMAGO first or pass --steps"
                 )
-            meta = run_ours(task, seed, steps, max_minutes)
+            meta = run_ours(task, seed, steps or 0, max_minutes, args.budget)
             print(
                 json.dumps({k: v for k, v in meta.items() if k != "line_wall_s"}), file=sys.stderr, flush=True
             )
