@@ -87,6 +87,16 @@ def _current_umask() -> int:
     return mask
 
 
+def plain_file_mode() -> int:
+    """The mode a plain ``open()`` would give a new file (0644 under a 022 umask).
+
+    ``tempfile.mkstemp`` makes private (0600) files; a file renamed into place from one gets this mode instead,
+    so that another user's process on a shared filesystem (a collect process, a colleague's ``amago eval``) can
+    read the run's files.
+    """
+    return 0o666 & ~_current_umask()
+
+
 def atomic_write(path: Path, write: Callable[[Path], object], *, root: Path | None = None) -> None:
     """Calls ``write(tmp)`` on a temp file next to ``path`` (its return value is ignored), then renames it over ``path``.
 
@@ -111,7 +121,7 @@ def atomic_write(path: Path, write: Callable[[Path], object], *, root: Path | No
         write(tmp)
         # mkstemp makes the file private (0600); give it the mode a plain open() would, so another user's
         # collect process on a shared filesystem can read the policy weights.
-        os.chmod(tmp, 0o666 & ~_current_umask())
+        os.chmod(tmp, plain_file_mode())
         os.replace(tmp, path)
     finally:
         tmp.unlink(missing_ok=True)
@@ -134,4 +144,5 @@ __all__ = [
     "atomic_write_text",
     "inside",
     "open_append_inside",
+    "plain_file_mode",
 ]

@@ -27,6 +27,7 @@ import numpy as np
 
 from amago_core.data.timestep import Timestep
 from amago_core.data.trajectory import FrozenTraj, Trajectory
+from amago_core.io import plain_file_mode
 
 SaveFormat = Literal["npz", "npz-compressed", "traj"]
 """How finished trajectories are written: ``npz`` (fastest), ``npz-compressed`` (smallest), ``traj`` (pickle)."""
@@ -129,6 +130,8 @@ def atomic_write(path: Path, write: Callable[[IO[bytes]], None], *, fsync: bool 
     path = Path(path)
     fd, tmp_name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
+        # Not mkstemp's 0600: a shared buffer is read by other users' processes.
+        os.fchmod(fd, plain_file_mode())
         with os.fdopen(fd, "wb") as f:
             write(f)
             if fsync:
