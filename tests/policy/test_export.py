@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import os
+import stat
 from dataclasses import replace
 
 import numpy as np
@@ -196,7 +198,44 @@ def test_cli_errors_are_one_line(trained_run, tmp_path, monkeypatch):
     only_onnx = invoke(trained_run("ff"), "--out", tmp_path, "--format", "onnx")
     assert only_onnx.exit_code == 2
     assert only_onnx.output.strip().endswith('pip install "amago-core[export]"')
+
+
+def test_cli_a_partial_export_succeeds_with_one_line_naming_what_it_skipped(
+    trained_run, tmp_path, monkeypatch
+):
+    monkeypatch.setattr(export_module, "onnx_available", lambda: False)
     both = invoke(trained_run("ff"), "--out", tmp_path)
-    assert both.exit_code == 1
-    assert "wrote" in both.output
-    assert 'onnx: ONNX needs onnx, onnxscript, onnxruntime: pip install "amago-core[export]"' in both.output
+    assert both.exit_code == 0, both.output
+    assert f"wrote {tmp_path / 'policy_step.pt'}" in both.stdout
+    assert both.stderr == (
+        'amago: warning: skipped onnx: ONNX needs onnx, onnxscript, onnxruntime: pip install "amago-core[export]"\n'
+    )
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["policy_step.json", "policy_step.pt"]
+
+
+def test_cli_fails_when_no_format_was_written(trained_run, tmp_path, monkeypatch):
+    # A step that never restarts the memory: every format fails its check, so nothing is written.
+    monkeypatch.setattr(MemoryLayout, "restart_rows", lambda self, tensors, initial, starts: list(tensors))
+    result = invoke(trained_run("rnn"), "--out", tmp_path)
+    assert result.exit_code == 1
+    assert result.stdout == ""
+    torchscript, onnx = result.stderr.splitlines()
+    assert torchscript.startswith(
+        "amago: error: torchscript: the TorchScript step differs from the eager agent"
+    )
+    assert onnx.startswith("amago: error: onnx: the ONNX step differs from the eager agent")
+    assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.filterwarnings("ignore::FutureWarning")
+def test_exported_files_get_the_mode_a_plain_open_gives(trained_run, tmp_path):
+    # The files are written to private temp files first; the kept ones must be readable like any other file
+    # (another user's process on a shared filesystem loads them).
+    previous = os.umask(0o022)
+    try:
+        report = export_policy(trained_run("rnn"), tmp_path, formats=["torchscript", "onnx"])
+    finally:
+        os.umask(previous)
+    assert [result.error for result in report.results] == [None, None]
+    modes = {path.name: stat.S_IMODE(path.stat().st_mode) for path in tmp_path.iterdir()}
+    assert modes == {"policy_step.pt": 0o644, "policy_step.onnx": 0o644, "policy_step.json": 0o644}

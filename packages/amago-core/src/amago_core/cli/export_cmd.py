@@ -33,7 +33,11 @@ def export_command(
     debug: DebugFlag = False,
 ) -> None:
     """Write the policy's step function (obs, rl2, time_idx, memory -> action, memory), checked against the
-    eager agent on a recorded rollout, plus policy_step.json describing its inputs and outputs."""
+    eager agent on a recorded rollout, plus policy_step.json describing its inputs and outputs.
+
+    Exits 0 when at least one format was written (a skipped one gets a warning line saying why) and 1 when none
+    was.
+    """
     from amago_core.policy.export import EXPORT_EXTRA, ONNX_MODULES, export_policy, onnx_available
     from amago_core.policy.loader import PolicyLoadError
 
@@ -59,7 +63,11 @@ def export_command(
     if report.manifest is not None:
         sys.stdout.write(f"wrote {report.manifest} (inputs, outputs, memory and spaces of the step)\n")
     failed = [result for result in report.results if result.path is None]
-    for result in failed[:-1]:
-        sys.stderr.write(f"amago: error: {result.format}: {result.error}\n")
-    if failed:
+    if len(failed) == len(report.results):
+        # Nothing written: that is a failure, whatever the formats asked for.
+        for result in failed[:-1]:
+            sys.stderr.write(f"amago: error: {result.format}: {result.error}\n")
         fail(f"{failed[-1].format}: {failed[-1].error}", code=RUNTIME_ERROR)
+    # Something was written: a script that checks the exit status gets 0 and can use those files.
+    for result in failed:
+        sys.stderr.write(f"amago: warning: skipped {result.format}: {' '.join(str(result.error).split())}\n")

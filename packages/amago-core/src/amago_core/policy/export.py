@@ -37,11 +37,9 @@ import contextlib
 import importlib.util
 import io
 import logging
-import os
 import re
 import sys
 import sysconfig
-import tempfile
 import traceback
 import warnings
 from collections.abc import Callable, Iterator, Sequence
@@ -52,7 +50,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from amago_core.io import atomic_write_json
+from amago_core.io import atomic_write, atomic_write_json
 from amago_core.plugins.registry import Registries
 from amago_core.plugins.registry import registries as installed_registries
 from amago_core.policy.loader import LoadedRun, describe, load_run
@@ -340,10 +338,15 @@ def _exportable_memory(agent: torch.nn.Module) -> Iterator[None]:
         yield
 
 
-def _temp_path(out_dir: Path, final: Path) -> Path:
-    fd, name = tempfile.mkstemp(prefix=f".{final.name}.", suffix=".tmp", dir=out_dir)
-    os.close(fd)
-    return Path(name)
+def _write_checked(out: Path, write: Callable[[Path], float]) -> float:
+    """Calls ``write(tmp)`` (writes the file, checks it, returns the largest difference) and keeps the file.
+
+    Through :func:`~amago_core.io.atomic_write`: a file that fails its check never replaces ``out``, and the kept
+    file gets the mode a plain ``open()`` would give it (the temp file is private until then).
+    """
+    worst: list[float] = []
+    atomic_write(out, lambda tmp: worst.append(write(tmp)))
+    return worst[0]
 
 
 def _write_torchscript(
@@ -359,19 +362,17 @@ def _write_torchscript(
             )
             raise ExportError(msg) from exc
     hint = _tracing_hint(caught, encoder)
-    tmp = _temp_path(out.parent, out)
-    try:
+
+    def write(tmp: Path) -> float:
         with warnings.catch_warnings():
             # torch marks TorchScript deprecated in favour of torch.export; it is still the format asked for here.
             warnings.simplefilter("ignore", FutureWarning)
             torch.jit.save(traced, str(tmp))
             loaded = torch.jit.load(str(tmp), map_location="cpu")
         with torch.no_grad():
-            worst = _compare("TorchScript", lambda args: loaded(*args), step, recorded, hint)
-        os.replace(tmp, out)
-    finally:
-        tmp.unlink(missing_ok=True)
-    return worst
+            return _compare("TorchScript", lambda args: loaded(*args), step, recorded, hint)
+
+    return _write_checked(out, write)
 
 
 def _write_onnx(
@@ -382,8 +383,7 @@ def _write_onnx(
         raise ExportError(msg)
     import onnxruntime
 
-    tmp = _temp_path(out.parent, out)
-    try:
+    def write(tmp: Path) -> float:
         with _quiet_exporters(), torch.no_grad():
             try:
                 torch.onnx.export(
@@ -413,11 +413,9 @@ def _write_onnx(
             }
             return [torch.from_numpy(np.asarray(value)) for value in session.run(None, feed)]
 
-        worst = _compare("ONNX", run_onnx, step, recorded, "")
-        os.replace(tmp, out)
-    finally:
-        tmp.unlink(missing_ok=True)
-    return worst
+        return _compare("ONNX", run_onnx, step, recorded, "")
+
+    return _write_checked(out, write)
 
 
 WRITERS = {"torchscript": _write_torchscript, "onnx": _write_onnx}
