@@ -4,16 +4,23 @@ Each worker builds its env stack from cloudpickled creators, so creators may be 
 in a script. The same-step reset happens inside the worker (in ``SequenceEnv``), not through gymnasium's
 vector autoreset. With ``envs_per_worker > 1`` each worker runs a ``SyncPool`` of several envs, which pays
 off when envs are cheap and cores are few (one process per env spends its time on pipe round trips).
+
+Under ``forkserver`` and ``spawn``, multiprocessing runs the main script's top level again in every worker (as
+``__mp_main__``): a script that starts its run outside an ``if __name__ == "__main__":`` block is warned once.
 """
 
 from __future__ import annotations
 
+import ast
 import contextlib
 import multiprocessing as mp
+import sys
 import traceback
+import warnings
 from collections.abc import Callable, Sequence
 from multiprocessing.connection import Connection
 from pathlib import Path
+from types import FrameType
 from typing import TYPE_CHECKING, Any, Literal, cast
 
 import cloudpickle
@@ -87,6 +94,71 @@ def _worker(conn: Connection, payload: bytes) -> None:
     conn.close()
 
 
+_WARNED_SCRIPTS: set[str] = set()
+"""Main scripts already warned about (one warning per script and process)."""
+
+
+def _is_main_guard(node: ast.stmt) -> bool:
+    """Whether ``node`` is ``if __name__ == "__main__":`` (either operand order, possibly with more conditions)."""
+    if not isinstance(node, ast.If):
+        return False
+    for compare in ast.walk(node.test):
+        if isinstance(compare, ast.Compare) and len(compare.comparators) == 1:
+            operands = {compare.left, compare.comparators[0]}
+            names = {o.id for o in operands if isinstance(o, ast.Name)}
+            constants = {o.value for o in operands if isinstance(o, ast.Constant)}
+            if names == {"__name__"} and constants == {"__main__"}:
+                return True
+    return False
+
+
+def _unguarded_main_line() -> tuple[str, int] | None:
+    """``(script, line)`` when the main script's top level, outside an ``if __name__ == "__main__":`` block, is
+    what started this pool (and so would start it again in every worker); else None.
+
+    Mirrors ``multiprocessing.spawn.get_preparation_data``: a worker re-runs the main module when it has a
+    file or a module name other than a package's ``__main__`` (an interactive session has neither).
+    """
+    main = sys.modules.get("__main__")
+    if main is None:
+        return None
+    spec_name = getattr(getattr(main, "__spec__", None), "name", None)
+    if spec_name is not None and (spec_name == "__main__" or spec_name.endswith(".__main__")):
+        return None  # `python -m package`: multiprocessing does not re-run a package's __main__
+    frame: FrameType | None = sys._getframe(1)
+    while frame is not None and not (frame.f_code.co_name == "<module>" and frame.f_globals is vars(main)):
+        frame = frame.f_back
+    if frame is None:  # the main module is not running its top level (a thread, an atexit hook)
+        return None
+    script, line = frame.f_code.co_filename, frame.f_lineno
+    try:
+        tree = ast.parse(Path(script).read_text(encoding="utf-8"))
+    except (OSError, SyntaxError, ValueError):
+        return None  # no source to look at (a frozen app, an exec'd string): nothing to point at
+    for node in tree.body:
+        if node.lineno <= line <= (node.end_lineno or node.lineno):
+            return None if _is_main_guard(node) else (script, line)
+    return None
+
+
+def _warn_if_main_unguarded(start_method: StartMethod) -> None:
+    """Warns once per script when the workers would re-run the code that started this pool (see the module
+    docstring); ``fork`` copies the parent instead and re-runs nothing."""
+    if start_method == "fork":
+        return
+    found = _unguarded_main_line()
+    if found is None or found[0] in _WARNED_SCRIPTS:
+        return
+    script, line = found
+    _WARNED_SCRIPTS.add(script)
+    msg = (
+        f"the async env pool's {start_method} workers each re-run the top level of {Path(script).name}, which "
+        f'starts this pool outside an `if __name__ == "__main__":` block (line {line}), so every worker would '
+        "start it again; move the code that starts the run under that guard"
+    )
+    warnings.warn_explicit(msg, UserWarning, script, line)
+
+
 class AsyncPool(VectorPool):
     """Envs in worker processes.
 
@@ -112,6 +184,7 @@ class AsyncPool(VectorPool):
         if envs_per_worker < 1:
             msg = f"envs_per_worker must be >= 1; got {envs_per_worker}."
             raise ValueError(msg)
+        _warn_if_main_unguarded(start_method)
         groups = [list(env_fns[i : i + envs_per_worker]) for i in range(0, len(env_fns), envs_per_worker)]
         # typeshed returns the bare BaseContext (which lacks ``Process``) for a union of method names.
         ctx = cast("ForkServerContext | SpawnContext | ForkContext", mp.get_context(start_method))
