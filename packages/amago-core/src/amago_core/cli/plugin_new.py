@@ -9,7 +9,12 @@ bug in amago and fails loudly. Template paths map to the plugin as ``package/X``
 
 from __future__ import annotations
 
+import importlib.util
+import os
 import re
+import shlex
+import shutil
+import sys
 from dataclasses import dataclass
 from importlib import metadata, resources
 from importlib.resources.abc import Traversable
@@ -378,6 +383,124 @@ class PluginRequest:
         return folder, sorted(files)
 
 
+@dataclass(frozen=True)
+class InstallEnvironment:
+    """The Python environment amago runs from, as far as installing a plugin into it goes.
+
+    Attributes:
+        python: the interpreter (``sys.executable``).
+        prefix: the environment's root (``sys.prefix``).
+        is_venv: ``prefix`` is a virtual environment (it has an ``activate`` script to put it on PATH).
+        has_pip: pip is importable in it; a uv-made venv has none, and a bare ``pip`` is then another Python's.
+        uv: how to call uv (``uv`` when on PATH, else the ``UV`` path ``uv run`` sets), or None without uv.
+        uv_project: the uv project whose ``.venv`` this is (it holds ``uv.lock``), or None. ``uv sync`` there
+            removes whatever its lock does not list, so a plugin must be added to the project to stay.
+    """
+
+    python: Path
+    prefix: Path
+    is_venv: bool
+    has_pip: bool
+    uv: str | None
+    uv_project: Path | None
+
+    @classmethod
+    def detect(cls) -> InstallEnvironment:
+        """This interpreter's environment."""
+        prefix = Path(sys.prefix)
+        # `uv run` sets UV to its own path, which is the uv to name when there is none on PATH.
+        uv_path = os.environ.get("UV")
+        uv = "uv" if shutil.which("uv") else shlex.quote(uv_path) if uv_path else None
+        root = prefix.parent
+        is_project = (
+            prefix.name == ".venv" and (root / "pyproject.toml").is_file() and (root / "uv.lock").is_file()
+        )
+        return cls(
+            python=Path(sys.executable),
+            prefix=prefix,
+            is_venv=sys.prefix != sys.base_prefix,
+            has_pip=importlib.util.find_spec("pip") is not None,
+            uv=uv,
+            uv_project=root if is_project else None,
+        )
+
+
+def _shown_path(path: Path, base: Path) -> str:
+    """``path`` as typed from ``base``: relative below it (``./x``, which uv reads as a path), else absolute."""
+    path, base = path.resolve(), base.resolve()
+    return "./" + path.relative_to(base).as_posix() if path.is_relative_to(base) else str(path)
+
+
+def _with_test_extra(path: str) -> str:
+    """``"path[test]"``, quoted for a POSIX shell (the brackets would otherwise be a glob)."""
+    spec = f"{path}[test]"
+    return f'"{spec}"' if not any(c in spec for c in '"$`\\') else shlex.quote(spec)
+
+
+def next_steps(
+    folder: Path, request: PluginRequest, env: InstallEnvironment, cwd: Path | None = None
+) -> list[str]:
+    """The shell lines that install, test and list the plugin just written, for the environment amago runs in.
+
+    Args:
+        folder: the plugin's folder.
+        request: what was written.
+        env: the environment to install into.
+        cwd: where the user types the lines (the current directory when None).
+
+    Returns:
+        Indented lines, each with a comment saying what it does.
+    """
+    cwd = Path.cwd() if cwd is None else cwd
+    group, name = request.group.cli_name, request.names.component
+    if env.uv is not None and env.uv_project is not None:
+        # `uv pip install` would work until the next `uv sync`, which removes what uv.lock does not list: adding
+        # the plugin to the project (a workspace member when it lies inside it) is what makes it stay.
+        root = env.uv_project
+        lines = (
+            []
+            if cwd.resolve() == root.resolve()
+            else [(f"cd {shlex.quote(str(root))}", "the uv project amago runs from")]
+        )
+        where = shlex.quote(_shown_path(folder, root))
+        lines += [
+            (
+                f"{env.uv} add --dev --editable {where} --extra test",
+                "install it; recorded in pyproject.toml and uv.lock, so `uv sync` keeps it",
+            ),
+            (f"{env.uv} run pytest {where}", "amago's conformance checks on the component"),
+            (f"{env.uv} run amago list {group}", f"{name} shows up with status ok"),
+        ]
+        return _aligned(lines)
+    shown = _shown_path(folder, cwd)
+    where, target = shlex.quote(shown), _with_test_extra(shown)
+    lines = []
+    if env.is_venv:
+        # Once activated, `python`, `pytest` and `amago` are this environment's, whatever was on PATH before.
+        activate = env.prefix / ("Scripts" if os.name == "nt" else "bin") / "activate"
+        lines.append((f"source {shlex.quote(str(activate))}", "the environment amago runs from"))
+        python = "python"
+    else:
+        python = shlex.quote(str(env.python))
+    if env.has_pip:
+        lines.append((f"{python} -m pip install -e {target}", "this environment's pip, not another Python's"))
+    elif env.uv is not None:
+        into = "" if env.is_venv else f" --python {python}"
+        lines.append((f"{env.uv} pip install{into} -e {target}", "this environment has no pip of its own"))
+    else:
+        lines.append((f"{python} -m ensurepip --upgrade", "this environment has neither pip nor uv"))
+        lines.append((f"{python} -m pip install -e {target}", "install it with that pip"))
+    pytest = "pytest" if env.is_venv else f"{python} -m pytest"
+    lines.append((f"{pytest} {where}", "amago's conformance checks on the component"))
+    lines.append((f"amago list {group}", f"{name} shows up with status ok"))
+    return _aligned(lines)
+
+
+def _aligned(lines: list[tuple[str, str]]) -> list[str]:
+    width = max(len(command) for command, _ in lines)
+    return [f"  {command.ljust(width)}   # {comment}" for command, comment in lines]
+
+
 app = typer.Typer(help="Start a plugin of your own.", no_args_is_help=True)
 
 
@@ -409,12 +532,5 @@ def new_command(
         fail(str(exc))
     except OSError as exc:
         fail(f"could not write the plugin: {exc}; pass a --dir you can write to.")
-    lines = [
-        f"wrote {folder}/: {', '.join(str(p) for p in written)}",
-        "next:",
-        f"  cd {folder}",
-        '  pip install -e ".[test]"    # or: uv pip install -e ".[test]"',
-        "  pytest                       # amago's conformance checks on the component",
-        f"  amago list {request.group.cli_name}   # {request.names.component} shows up with status ok",
-    ]
-    typer.echo("\n".join(lines))
+    steps = next_steps(folder, request, InstallEnvironment.detect())
+    typer.echo("\n".join([f"wrote {folder}/: {', '.join(str(p) for p in written)}", "next:", *steps]))
