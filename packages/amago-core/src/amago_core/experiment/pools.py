@@ -18,7 +18,6 @@ import numpy as np
 from amago_core.config.experiment import ExperimentConfig
 from amago_core.data.timestep import Timestep
 from amago_core.rollout import EnvCreator, EnvSuite, StepResult, VectorPool, make_pool
-from amago_core.rollout.suite import PerActorEnvSuite
 
 Role = Literal["train", "val", "test"]
 ROLES: tuple[Role, ...] = ("train", "val", "test")
@@ -80,7 +79,10 @@ class SuiteEnvMaker:
             ValueError: the suite cannot split its envs among the actors, or ``n`` actors do not fit in this
                 maker's share.
         """
-        if not isinstance(self.suite, PerActorEnvSuite):
+        # Looked up, not isinstance(PerActorEnvSuite): a runtime protocol check caches a positive answer per
+        # class, so a class that once had the method (patched in, say) would pass after it was removed.
+        actor_makers = getattr(self.suite, "actor_makers", None)
+        if not callable(actor_makers):
             return [self] * n
         total = n if self.total_actors is None else self.total_actors
         if self.first_actor + n > total:
@@ -89,7 +91,7 @@ class SuiteEnvMaker:
                 f"split among {total} actors; give every collector the same number of envs."
             )
             raise ValueError(msg)
-        makers = list(self.suite.actor_makers(self.split, total))
+        makers = list(actor_makers(self.split, total))
         if len(makers) != total:
             msg = (
                 f"{type(self.suite).__name__}.actor_makers gave {len(makers)} env makers for {total} actors; "
