@@ -166,7 +166,10 @@ def test_a_budget_that_cannot_fit_the_smallest_run_says_so_instead_of_sizing_it_
     costs = Costs(
         seconds_per_pool_step=0.022, seconds_per_update=1.5, startup_seconds=1.0, sequence_length=300
     )
-    with pytest.raises(BudgetError, match=r"cannot fit 10 epochs .* validation passes of 2,000 steps"):
+    with pytest.raises(
+        BudgetError,
+        match=r"cannot fit the smallest run .* validation passes of 2,000 steps.*give --budget \d+[smh] or more",
+    ):
         size_for_seconds(config, user, costs, 100)
     sized = apply_sizing(config, size_for_seconds(config, user, costs, 600))
     assert sized.schedule.epochs >= 10

@@ -51,13 +51,19 @@ def size_run(
 
     from amago_core.cli.errors import one_line_errors
     from amago_core.config.sizing import (
+        SAFETY,
         SMOKE_STEPS_PER_ACTOR,
         BudgetError,
         apply_sizing,
         describe_schedule,
+        estimated_seconds,
+        format_duration,
+        format_steps,
+        memory_cut,
         parse_duration,
         size_for_seconds,
         size_schedule,
+        whole_episode_steps,
     )
 
     given = [flag for flag, value in (("--budget", budget), ("--steps", steps), ("--smoke", smoke)) if value]
@@ -65,6 +71,8 @@ def size_run(
         return config
     if len(given) > 1:
         fail(f"{' and '.join(given)} both size the run; pass one of them.")
+    cut: str | None = None
+    fix = ""
     try:
         if smoke:
             sized = apply_sizing(config, size_schedule(config, user, 2 * SMOKE_STEPS_PER_ACTOR, smoke=True))
@@ -72,6 +80,8 @@ def size_run(
         elif steps is not None:
             sized = apply_sizing(config, size_schedule(config, user, parse_steps(steps)))
             how = f"--steps {steps}"
+            cut = memory_cut(config, sized)
+            fix = f"--steps {format_steps(whole_episode_steps(config) or 1, up=True)}"
         else:
             seconds = parse_duration(str(budget))
             started = time.monotonic()
@@ -83,8 +93,9 @@ def size_run(
 
             with one_line_errors(debug):
                 costs = measure_costs(config)
-            seconds -= time.monotonic() - started  # the measurement is part of the budget
-            sized = apply_sizing(config, size_for_seconds(config, user, costs, seconds))
+            spent = time.monotonic() - started  # the measurement is part of the budget
+            sized = apply_sizing(config, size_for_seconds(config, user, costs, seconds, spent=spent))
+            seconds -= spent
             user_schedule = user.get("schedule")
             if not (isinstance(user_schedule, Mapping) and "max_minutes" in user_schedule):
                 # The loop's own limit leaves room for the final test pass and the summary.
@@ -101,6 +112,11 @@ def size_run(
                 f"{config.rollout.parallel_actors} envs, {costs.seconds_per_update * 1e3:.0f} ms per update, "
                 f"{costs.startup_seconds:.1f} s to start)"
             )
+            cut = memory_cut(config, sized)
+            whole = whole_episode_steps(config)
+            if cut is not None and whole is not None:
+                whole_run = apply_sizing(config, size_schedule(config, user, whole))
+                fix = f"--budget {format_duration(estimated_seconds(whole_run, costs) / SAFETY + spent)}"
     except BudgetError as exc:
         fail(str(exc))
     except ValidationError as exc:  # a user setting the sizing must keep (say, a fixed epoch count) conflicts
@@ -109,4 +125,9 @@ def size_run(
         fail_on_config_error(exc)
     if announce:
         sys.stderr.write(f"amago: sized by {how}: {describe_schedule(sized)}\n")
+    if cut is not None:  # a warning, not a note: printed under --quiet too
+        sys.stderr.write(
+            f"amago: warning: {given[0]} {steps or budget} leaves too few steps for whole episodes: {cut}; {fix} keeps "
+            "whole episodes (or set -o run.max_seq_len and -o replay.traj_save_len yourself).\n"
+        )
     return sized

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -40,6 +40,9 @@ SAFETY = 0.85
 """Share of a wall-time budget planned for; the rest absorbs per-epoch overheads and a noisy machine."""
 DATA_BY = 4
 """Training data must exist within the first 1/DATA_BY of a sized run's env steps (see ``_data_in_time``)."""
+DATA_BY_MEMORY = 2
+"""The same for a suite that needs whole episodes in memory: whole episodes are kept while one fits in the
+first 1/DATA_BY_MEMORY of the run (see ``_data_in_time``)."""
 SMOKE_STEPS_PER_ACTOR = 16
 """Env steps per actor of ``--smoke`` (2 epochs of 8)."""
 
@@ -113,53 +116,111 @@ def estimated_seconds(config: ExperimentConfig, costs: Costs) -> float:
     )
 
 
+def format_duration(seconds: float) -> str:
+    """A ``--budget`` value of at least ``seconds``, rounded up to what a person would type (``90s``, ``8m``, ``2.5h``)."""
+    if seconds <= 120:
+        return f"{math.ceil(seconds)}s"
+    if seconds <= 2 * 3600:
+        return f"{math.ceil(seconds / 60)}m"
+    return f"{math.ceil(seconds / 360) / 10:g}h"
+
+
+def format_steps(steps: int, *, up: bool = False) -> str:
+    """A ``--steps`` value close to ``steps`` with two significant digits (``30k``, ``1.2M``): never above it,
+    or never below it with ``up`` (a value that must reach ``steps``)."""
+    if steps < 1000:
+        return str(max(1, steps))
+    quantum = 10 ** (len(str(steps)) - 2)  # two significant digits
+    value = (math.ceil if up else math.floor)(steps / quantum) * quantum
+    unit, scale = ("M", 10**6) if value >= 10**6 else ("k", 10**3)
+    return f"{value / scale:g}{unit}"
+
+
+def smallest_run_seconds(config: ExperimentConfig, user: Mapping[str, Any], costs: Costs) -> float:
+    """Wall time of the smallest run a budget sizes ``config`` to (one step per actor in :data:`MIN_EPOCHS`
+    epochs, at least one update each, validation floors of one whole episode), its safety margin included."""
+    smallest = apply_sizing(config, size_schedule(config, user, config.rollout.parallel_actors * MIN_EPOCHS))
+    return estimated_seconds(smallest, costs) / SAFETY
+
+
 def size_for_seconds(
-    config: ExperimentConfig, user: Mapping[str, Any], costs: Costs, seconds: float
+    config: ExperimentConfig,
+    user: Mapping[str, Any],
+    costs: Costs,
+    seconds: float,
+    *,
+    spent: float = 0.0,
 ) -> dict[str, Any]:
     """The settings that make ``config`` fit ``seconds`` of wall time at the preset's update-to-data ratio.
 
+    A suite that needs whole episodes in memory gets the most env steps that fit with whole episodes when any
+    fit, before a longer run whose sequences are cut (a run that cannot remember does not learn the task).
+
+    Args:
+        config: the resolved config.
+        user: the user's own sources merged (kept as set).
+        costs: what this config costs here (``calibrate.measure_costs``).
+        seconds: the whole budget.
+        spent: the part of it already used (measuring the machine).
+
     Raises:
-        BudgetError: starting the run alone takes the whole budget, or the smallest run worth starting (one step
-            per actor in each of :data:`MIN_EPOCHS` epochs, its validation floors included) does not fit.
+        BudgetError: the budget cannot fit the smallest run worth starting (one step per actor in each of
+            :data:`MIN_EPOCHS` epochs, each with an update, its validation floor of one whole episode
+            included); the message names the smallest ``--budget`` that would.
     """
-    usable = seconds * SAFETY
+    usable = (seconds - spent) * SAFETY
+    actors = config.rollout.parallel_actors
+
+    def fits(steps: int) -> bool:
+        return estimated_seconds(apply_sizing(config, size_schedule(config, user, steps)), costs) <= usable
+
+    low = actors * MIN_EPOCHS
     if usable <= costs.startup_seconds:
+        needed = smallest_run_seconds(config, user, costs) + spent
         msg = (
-            f"a {seconds:.0f} s budget leaves no time to train: starting this run takes "
-            f"{costs.startup_seconds:.0f} s on this machine; give a longer --budget."
+            f"a {format_duration(seconds)} budget leaves no time to train: starting this run takes "
+            f"{costs.startup_seconds:.0f} s on this machine; give --budget {format_duration(needed)} or more."
+        )
+        raise BudgetError(msg)
+    if not fits(low):
+        # Else the run would be sized to a step or two: it finishes in time and learns nothing (validation
+        # passes of whole episodes, the usual floor, can take the whole of a short budget on their own).
+        smallest = apply_sizing(config, size_schedule(config, user, low))
+        needed = smallest_run_seconds(config, user, costs) + spent
+        msg = (
+            f"--budget {format_duration(seconds)} cannot fit the smallest run worth starting here ({MIN_EPOCHS} "
+            f"epochs of one step per actor with an update each, validation passes of "
+            f"{smallest.schedule.val_timesteps_per_epoch:,} steps): give "
+            f"--budget {format_duration(needed)} or more, or fewer validation steps with "
+            "-o schedule.val_timesteps_per_epoch=N."
         )
         raise BudgetError(msg)
     per_pool_step = costs.seconds_per_pool_step * (1 + VAL_SHARE) + _updates_per_pool_step(
         config
     ) * costs.update_seconds(longest_sample(config))
-    actors = config.rollout.parallel_actors
-    env_steps = max(1, int((usable - costs.startup_seconds) / per_pool_step)) * actors
+    first_guess = max(1, int((usable - costs.startup_seconds) / per_pool_step)) * actors
+    best = _most_steps_that_fit(fits, low, first_guess, actors)
+    whole = whole_episode_steps(config)
+    if whole is not None and best < whole and fits(whole):
+        # Sizing steps past `whole` lengthens the files to whole episodes, whose updates cost more: the steps
+        # that fit are not one interval, so search again from the first whole-episode size.
+        best = _most_steps_that_fit(fits, whole, whole, actors)
+    return size_schedule(config, user, best)
 
-    # The first guess is off where sizing moves what a step costs: validation has a floor (one episode per
-    # pass), and a short run saves (and trains on) shorter sequences, whose updates are cheaper. Bisect for the
-    # most env steps whose estimate fits.
-    def fits(steps: int) -> bool:
-        return estimated_seconds(apply_sizing(config, size_schedule(config, user, steps)), costs) <= usable
 
-    low = actors * MIN_EPOCHS
-    if not fits(low):
-        # Else the run would be sized to a step or two: it finishes in time and learns nothing (validation
-        # passes of whole episodes, the usual floor, can take the whole of a short budget on their own).
-        smallest = apply_sizing(config, size_schedule(config, user, low))
-        msg = (
-            f"{seconds:.0f} s of budget (after measuring) cannot fit {MIN_EPOCHS} epochs of one step per actor "
-            f"here: that run takes ~{estimated_seconds(smallest, costs) / SAFETY:.0f} s with validation passes of "
-            f"{smallest.schedule.val_timesteps_per_epoch:,} steps; give a longer --budget, or fewer validation "
-            "steps with -o schedule.val_timesteps_per_epoch=N."
-        )
-        raise BudgetError(msg)
-    high = max(env_steps, 2 * low)
+def _most_steps_that_fit(fits: Callable[[int], bool], low: int, guess: int, actors: int) -> int:
+    """The most env steps at or above ``low`` (which fits) that ``fits``, by doubling from ``guess`` then bisecting.
+
+    The first guess is off where sizing moves what a step costs: validation has a floor (one episode per
+    pass), and a short run saves (and trains on) shorter sequences, whose updates are cheaper.
+    """
+    high = max(guess, 2 * low)
     while fits(high) and high < 2**40:
         low, high = high, 2 * high
     while high - low > max(actors, low // 100):
         middle = (low + high) // 2
         low, high = (middle, high) if fits(middle) else (low, middle)
-    return size_schedule(config, user, low)
+    return low
 
 
 def _validation(
@@ -185,19 +246,66 @@ def _validation(
     return {"val_timesteps_per_epoch": steps, "val_interval": max(1, math.ceil(epochs / passes))}
 
 
-def _data_in_time(config: ExperimentConfig, user: Mapping[str, Any], within: int) -> dict[str, Any]:
-    """Save lengths short enough that trajectory files (what training samples) exist after ``within`` steps.
+def _whole_episodes(config: ExperimentConfig) -> int | None:
+    """Steps of one episode when ``config``'s suite needs whole episodes in memory (``whole_episode_memory``)."""
+    env = config.component("env")
+    if not isinstance(env, EnvSuiteConfig) or not type(env).whole_episode_memory:
+        return None
+    return env.episode_steps()
+
+
+def _data_in_time(
+    config: ExperimentConfig, user: Mapping[str, Any], pool_steps: int, smoke: bool
+) -> dict[str, Any]:
+    """Save lengths short enough that trajectory files (what training samples) exist in time.
 
     An actor writes a file when its episode ends or after ``traj_save_len`` steps. Meta-World's 1,500-step
     meta-episodes with 1,024-step files write nothing in a 10-minute CPU budget, so nothing would train; the
-    files (and the sequence length, which cannot exceed them) shrink to what the budget collects.
+    files (and the sequence length, which cannot exceed them) shrink to what the budget collects: the first
+    file must exist within 1/:data:`DATA_BY` of the run's ``pool_steps`` (steps per actor). A suite that needs
+    whole episodes in memory keeps them while one episode fits in 1/:data:`DATA_BY_MEMORY` of the run (half of
+    it trains on sequences the agent can remember with), because a shorter window cannot hold what the task
+    asks it to recall; below that the memory is cut and :func:`memory_cut` says so. ``--smoke`` (a few steps,
+    an end-to-end check) always cuts.
     """
     env = config.component("env")
     episode = env.episode_steps() if isinstance(env, EnvSuiteConfig) else None
     first_file = min(config.replay.traj_save_len, episode or config.replay.traj_save_len)
+    if smoke:
+        within = pool_steps // 2
+    else:
+        whole = _whole_episodes(config)
+        if whole is not None and first_file <= pool_steps // DATA_BY_MEMORY:
+            return {}
+        within = pool_steps // DATA_BY
+    within = max(1, within)
     if first_file <= within or is_set(user, "replay", "traj_save_len"):
         return {}
     return {"replay": {"traj_save_len": within}}  # the window follows in window_within_files
+
+
+def whole_episode_steps(config: ExperimentConfig) -> int | None:
+    """Fewest train env steps (all actors) at which sizing keeps whole episodes of a memory suite (else None)."""
+    whole = _whole_episodes(config)
+    if whole is None:
+        return None
+    return DATA_BY_MEMORY * min(whole, config.replay.traj_save_len) * config.rollout.parallel_actors
+
+
+def memory_cut(config: ExperimentConfig, sized: ExperimentConfig) -> str | None:
+    """What sizing ``config`` into ``sized`` took from a whole-episode memory task, in words (None: nothing).
+
+    Sizing cuts ``run.max_seq_len`` below one episode only when the budget collects too little for whole
+    episodes to be written in time (:func:`_data_in_time`); the agent then cannot recall the start of its
+    episode (earlier attempts of a meta-episode, the key of Key-Door), which is the point of these tasks.
+    """
+    episode = _whole_episodes(config)
+    if episode is None or sized.run.max_seq_len >= min(episode, config.run.max_seq_len):
+        return None
+    return (
+        f"sequences cut to {sized.run.max_seq_len} steps, shorter than one {episode}-step episode, so the agent "
+        "cannot remember the start of its episode (the memory this task tests)"
+    )
 
 
 def size_schedule(
@@ -270,7 +378,7 @@ def size_schedule(
         sized["logging"]["log_interval"] = max(1, min(config.logging.log_interval, updates // 20))
     if smoke and not is_set(user, "optim", "batch_size"):
         sized["optim"]["batch_size"] = min(config.optim.batch_size, 4)
-    sized.update(_data_in_time(config, user, steps if smoke else max(1, epochs * steps // DATA_BY)))
+    sized.update(_data_in_time(config, user, epochs * steps, smoke))
 
     step_ratio = (epochs * steps) / (old_epochs * old_steps)
     for slot in SLOT_KEYS:
