@@ -12,6 +12,9 @@ from amago_core.plugins.groups import ENV_SUITES, GROUPS, ComponentGroup, find_g
 from amago_core.plugins.kernels import kernel_report
 from amago_core.plugins.registry import ComponentInfo, registries
 
+WIDE_LISTING = 150
+"""`amago list` draws its full table (aliases and distribution columns, whole summaries) from this many
+terminal columns; narrower, one line per component (:func:`_compact_listing`)."""
 ENV_IDS_SHOWN = 8
 """`amago show envs SUITE` names this many env ids; `amago list envs SUITE` lists every one."""
 
@@ -56,10 +59,13 @@ def list_components(group_word: str | None, suite: str | None, as_json: bool) ->
         else:
             print_json([i.to_json() for i in described[groups[0]]])
         return
+    out = console()
+    if out.width < WIDE_LISTING:
+        _compact_listing(out, described)
+        return
     from rich.markup import escape
     from rich.table import Table
 
-    out = console()
     for group, infos in described.items():
         table = Table(title=f"{group.cli_name} ({group.entry_point_group})", title_justify="left")
         for column in ("name", "aliases", "status", "distribution", "summary"):
@@ -80,6 +86,50 @@ def list_components(group_word: str | None, suite: str | None, as_json: bool) ->
             table.add_row("(none installed)", "", "", "", "")
         out.print(table)
     out.print(f"[dim]{STATUS_MEANING}[/]")
+
+
+def _compact_listing(out: Any, described: dict[ComponentGroup, list[ComponentInfo]]) -> None:
+    """`amago list` on a narrow terminal: one line per component (name, status, summary cut with an ellipsis).
+
+    The wide table wraps every summary into a column a few words wide (238 lines at 80 columns); here each
+    component keeps one line, and what does not fit (distributions, whole summaries) is one command away.
+    """
+    from rich import box
+    from rich.markup import escape
+    from rich.table import Table
+
+    for group, infos in described.items():
+        table = Table(
+            title=f"{group.cli_name} ({group.entry_point_group})",
+            title_justify="left",
+            box=box.SIMPLE_HEAD,
+            show_edge=False,
+            pad_edge=False,
+            expand=True,
+        )
+        names = [_listed_name(info) for info in infos] or ["(none installed)"]
+        table.add_column("name", no_wrap=True, min_width=min(max(len(n) for n in names), out.width // 3))
+        table.add_column("status", no_wrap=True)
+        table.add_column("summary", no_wrap=True, overflow="ellipsis", ratio=1)
+        for name, info in zip(names, infos, strict=False):
+            style = STATUS_STYLE[str(info.status)]
+            # What is wrong with a component matters more than what it is: its detail comes first.
+            text = (
+                f"[{style}]{escape(info.detail)}[/] {escape(info.summary)}"
+                if info.detail
+                else escape(info.summary)
+            )
+            table.add_row(escape(name), f"[{style}]{info.status}[/]", text.strip())
+        if not infos:
+            table.add_row("(none installed)", "", "")
+        out.print(table)
+    out.print(f"[dim]{STATUS_MEANING} More: `amago show GROUP NAME`, --json, {WIDE_LISTING}+ columns.[/]")
+
+
+def _listed_name(info: ComponentInfo) -> str:
+    """The name as listed: ``(default)`` marks the group's default, aliases follow in brackets."""
+    name = f"{info.name} (default)" if info.spec is not None and info.spec.group_default else info.name
+    return f"{name} [{', '.join(info.aliases)}]" if info.aliases else name
 
 
 def list_tasks(suite: str, as_json: bool) -> None:

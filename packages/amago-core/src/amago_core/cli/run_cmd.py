@@ -193,6 +193,14 @@ def run_command(
         typer.Option("--smoke", help="A tiny end-to-end run of the same env and components (seconds)."),
     ] = False,
     quiet: Annotated[bool, typer.Option("--quiet", help="No progress bars, notes or summary.")] = False,
+    no_preflight: Annotated[
+        bool,
+        typer.Option(
+            "--no-preflight",
+            help="Skip the checks before the first step: the wall-time estimate of a long run and the env "
+            "processes against cores and memory (also AMAGO_NO_PREFLIGHT=1).",
+        ),
+    ] = False,
     allow_traj_pickles: Annotated[
         bool,
         typer.Option(
@@ -237,11 +245,18 @@ def run_command(
         fail(
             "a resumed run keeps the schedule it was sized to; drop --budget, --steps and --smoke with --resume."
         )
+    from amago_core.cli import preflight
     from amago_core.config.sources import merge_sources
 
+    checks = preflight.preflight_enabled(no_preflight)
+    if checks and not smoke and (budget or not dry_run):
+        # Before --budget's measurement too: it starts the run's env processes.
+        preflight.check_env_processes(resolved)
+    user = merge_sources(files, flags, overrides)
+    unsized = resolved
     resolved = size_run(
         resolved,
-        merge_sources(files, flags, overrides),
+        user,
         budget=budget,
         steps=steps,
         smoke=smoke,
@@ -251,6 +266,10 @@ def run_command(
     if dry_run:
         print_json(resolved.model_dump(mode="json"), exact_floats=True)
         return
+    if checks and smoke:  # sizing chose the actors
+        preflight.check_env_processes(resolved)
+    if checks and not (quiet or smoke or budget or resume):  # --budget measured and sized it already
+        preflight.estimate_wall_time(resolved, unsized, user, debug=debugging(debug))
     allow = allow_traj_pickles or _user_chose_traj_files(files, flags, overrides)
     if smoke:
         with tempfile.TemporaryDirectory(prefix="amago-smoke-") as folder:
@@ -343,6 +362,7 @@ def runs_final_test(experiment: Any) -> bool:
 def _train(config: Any, resume: Path | None, debug: bool, quiet: bool, allow_traj_pickles: bool) -> None:
     from amago_core.experiment.naming import env_id_of
     from amago_core.experiment.plot import plot_finished_run
+    from amago_core.experiment.progress import final_numbers
     from amago_core.experiment.state import TIME_LIMIT
 
     experiment = experiment_or_fail(config, debug, allow_traj_pickles=allow_traj_pickles)
@@ -379,6 +399,7 @@ def _train(config: Any, resume: Path | None, debug: bool, quiet: bool, allow_tra
         "gradient_steps": experiment.grad_update_counter,
         "final_test": final,
         "plots": [str(p) for p in written],
+        **final_numbers(experiment),  # wall time, env steps/s, updates/s, best val return, checkpoint
     }
     if experiment.stopped_by is not None:
         summary["stopped_by"] = experiment.stopped_by

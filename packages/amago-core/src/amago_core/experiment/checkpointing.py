@@ -217,7 +217,10 @@ class CheckpointingMixin(ExperimentState):
     def read_latest_policy(self) -> None:
         """Loads ``ckpts/latest`` if it exists (says so once when it is not written yet)."""
         if not self._store().read_latest(self.policy) and self._verbose_here:
-            tqdm.write(f"no latest policy at {self.paths.latest_policy} yet; acting with the current weights")
+            tqdm.write(
+                f"no latest policy at {self.paths.latest_policy} yet; acting with the current weights",
+                file=sys.stderr,
+            )
 
     def delete_buffer_from_disk(self) -> None:
         """Deletes the replay buffer's FIFO files (main process)."""

@@ -17,6 +17,7 @@ records), ``processes`` (modes and data parallelism).
 from __future__ import annotations
 
 import contextlib
+import sys
 import time
 from typing import Any, cast
 
@@ -28,6 +29,7 @@ from amago_core.config.experiment import ExperimentConfig
 from amago_core.data.batch import Batch
 from amago_core.experiment.agent_api import LearningAgent
 from amago_core.experiment.processes import gather
+from amago_core.experiment.progress import EpochReport, RunProgress
 from amago_core.experiment.setup import SetupMixin
 from amago_core.experiment.signals import stop_on_signals
 from amago_core.experiment.training import train_loader, weighted_batches
@@ -115,7 +117,7 @@ class Experiment(SetupMixin):
         self.policy_aclr.train()
         per_epoch, log_every = self.config.schedule.train_batches_per_epoch, self.config.logging.log_interval
         bar = tqdm(
-            total=per_epoch, desc=f"learn (epoch {self.epoch})", leave=False, disable=not self._verbose_here
+            total=per_epoch, desc=f"learn (epoch {self.epoch})", leave=False, disable=not self._bars_here
         )
         for i, (batch, weight) in enumerate(weighted_batches(loader)):
             if i >= per_epoch or self._stop_now():
@@ -149,7 +151,16 @@ class Experiment(SetupMixin):
         if self.evaluation_only:
             msg = "this Experiment was built with evaluation_only=True; build it without to train"
             raise RuntimeError(msg)
-        self._started_at = time.monotonic()
+        self._started_at = started = time.monotonic()
+        self.learn_start_counts = (self.total_frames, self.grad_update_counter)
+        if self._verbose_here:
+            self._progress = RunProgress(
+                epochs=self.config.schedule.epochs,
+                first_epoch=self.epoch,
+                frames_target=self._frames_target(),
+                frames_at_start=self.total_frames,
+                updates_at_start=self.grad_update_counter,
+            )
         with stop_on_signals(self._on_stop_signal, announce=self._accelerator.is_main_process):
             try:
                 self._loop()
@@ -162,8 +173,26 @@ class Experiment(SetupMixin):
                     raise
                 raise failure from exc
             finally:
+                self.wall_seconds = time.monotonic() - started
                 # max_minutes bounds this loop, not the test pass a budget leaves time for.
                 self._started_at = None
+                if self._progress is not None:
+                    self._progress.close()
+                    self._progress = None
+
+    def _frames_target(self) -> int:
+        """Train env steps the whole schedule collects over every process (0 when this process never counts
+        them): the progress line's target."""
+        sched, rollout, ray = self.config.schedule, self.config.rollout, self.config.ray
+        if not self._collects_this_run:
+            return 0
+        actors = (
+            ray.actors * self.config.envs_per_ray_actor
+            if ray.actors
+            else rollout.parallel_actors * self._accelerator.num_processes
+        )
+        epochs = max(sched.epochs - sched.start_collecting_at_epoch, 0)
+        return epochs * sched.train_timesteps_per_epoch * actors
 
     def _on_stop_signal(self, name: str) -> None:
         self.stopped_by = name
@@ -179,6 +208,10 @@ class Experiment(SetupMixin):
             if self.role.learns and (self.config.schedule.rolling_state or stopping):
                 self.save_rolling_state()  # a kill from here on loses nothing of this epoch
             self.hooks_epoch_end(epoch)
+            if self._progress is not None:
+                self._progress.epoch_done(
+                    EpochReport(epoch, self.total_frames, self.grad_update_counter, self._epoch_metrics)
+                )
             epoch += 1
             if stopping:
                 self._stop_requested = True
@@ -193,7 +226,7 @@ class Experiment(SetupMixin):
         dataset, announced = self._dataset(), False
         while not dataset.ready_for_training and not self._stop_requested and self.stopped_by is None:
             if self._verbose_here and not announced:
-                tqdm.write(f"waiting for training data: {dataset.not_ready_reason()}")
+                tqdm.write(f"waiting for training data: {dataset.not_ready_reason()}", file=sys.stderr)
                 announced = True
             time.sleep(2.0)
             rescan = getattr(dataset, "refresh", None) or dataset.on_end_of_collection
@@ -227,7 +260,7 @@ class Experiment(SetupMixin):
             return
         if not dataset.ready_for_training and not (role.only_learns and self._wait_until_ready()):
             if self._verbose_here:
-                tqdm.write(f"epoch {epoch}: not training yet ({dataset.not_ready_reason()})")
+                tqdm.write(f"epoch {epoch}: not training yet ({dataset.not_ready_reason()})", file=sys.stderr)
             return
         if epoch < sched.start_learning_at_epoch:
             return

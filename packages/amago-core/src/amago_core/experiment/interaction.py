@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -14,7 +15,12 @@ from amago_core.experiment.acting import run_policy
 from amago_core.experiment.agent_api import RolloutPolicy
 from amago_core.experiment.checkpointing import CheckpointingMixin
 from amago_core.experiment.collectors import Collector
-from amago_core.experiment.metrics import AVERAGE_RETURN_KEY, finished_episodes, policy_metrics
+from amago_core.experiment.metrics import (
+    AVERAGE_RETURN_KEY,
+    finished_episodes,
+    policy_metrics,
+    train_return_metrics,
+)
 from amago_core.experiment.pools import EnvMakers, Role, RolePool, build_pool, makers_per_actor
 from amago_core.experiment.processes import average_over_processes, gather
 from amago_core.experiment.video import VideoRequest, record_first_env
@@ -86,7 +92,7 @@ class InteractionMixin(CheckpointingMixin):
             episodes=episodes,
             save_on_done=save_on_done,
             render=render,
-            progress=self._verbose_here,
+            progress=self._bars_here,
             desc=desc,
             should_stop=self._stop_now,
         )
@@ -118,7 +124,17 @@ class InteractionMixin(CheckpointingMixin):
             desc=f"collect (epoch {self.epoch})",
         )
         self.train_envs.save_finished_trajs()
-        self._count_frames(gather(self._accelerator, stats["new_frames_by_env_name"]))
+        # One collective call for both: every process's new frames and its finished episodes' returns.
+        parts = gather(self._accelerator, (stats["new_frames_by_env_name"], stats.get("return_history", {})))
+        self._count_frames([frames for frames, _ in parts])
+        self._log_train_returns([returns for _, returns in parts])
+
+    def _log_train_returns(self, histories: list[dict[str, list[float]]]) -> None:
+        """Logs the returns of the train episodes that finished this epoch (``train/episodic_return``)."""
+        metrics = train_return_metrics(histories)
+        if metrics:
+            self.log(metrics, "train")
+            self._epoch_metrics.update({f"train/{k}": v for k, v in metrics.items()})
 
     def _count_frames(self, parts: list[dict[str, int]]) -> None:
         """Adds env steps by env name (one dict per process) to ``total_frames`` and ``frames_by_env_name``."""
@@ -148,6 +164,9 @@ class InteractionMixin(CheckpointingMixin):
 
         self.log(metrics, split)
         self._epoch_metrics.update({f"{split}/{k}": v for k, v in metrics.items()})
+        value = metrics.get(AVERAGE_RETURN_KEY)
+        if split == "val" and value is not None and (self.best_val is None or value > self.best_val[0]):
+            self.best_val = (float(value), self.epoch)
         hook_manager().hook.amago_on_evaluation(experiment=self, split=split, metrics=metrics)
 
     def evaluate_val(self) -> dict[str, float] | None:
@@ -164,8 +183,12 @@ class InteractionMixin(CheckpointingMixin):
         else:
             metrics = average_over_processes(self._accelerator, self._evaluate(self.val_envs, timesteps))
         self._on_evaluation("val", metrics)
-        if self._verbose_here and AVERAGE_RETURN_KEY in metrics:
-            tqdm.write(f"epoch {self.epoch}: val {AVERAGE_RETURN_KEY} = {metrics[AVERAGE_RETURN_KEY]:.3f}")
+        # Inside learn() the epoch's table shows it; a direct call says it in one line.
+        if self._verbose_here and self._progress is None and AVERAGE_RETURN_KEY in metrics:
+            tqdm.write(
+                f"epoch {self.epoch}: val {AVERAGE_RETURN_KEY} = {metrics[AVERAGE_RETURN_KEY]:.3f}",
+                file=sys.stderr,
+            )
         return metrics
 
     def evaluate_test(

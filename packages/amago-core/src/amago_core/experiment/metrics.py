@@ -2,12 +2,17 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 import numpy as np
 
 AVERAGE_RETURN_KEY = "Average Total Return (Across All Env Names)"
+EPISODIC_RETURN_KEY = "episodic_return"
+"""``train/episodic_return``: the mean return of the train episodes that finished in an epoch (CleanRL's name; SB3
+calls it ``ep_rew_mean``); ``episodic_return in {env name}`` per name."""
+EPISODES_KEY = "episodes"
+"""``train/episodes``: how many train episodes finished in the epoch (``episodes in {env name}`` per name)."""
 
 
 def policy_metrics(stats: Mapping[str, Any]) -> dict[str, float]:
@@ -42,3 +47,33 @@ def policy_metrics(stats: Mapping[str, Any]) -> dict[str, float]:
 def finished_episodes(stats: Mapping[str, Any]) -> int:
     """Number of episodes in a pool's return history."""
     return sum(len(v) for v in stats.get("return_history", {}).values())
+
+
+def train_return_metrics(return_histories: Iterable[Mapping[str, list[float]]]) -> dict[str, float]:
+    """The epoch's training-episode returns: ``episodic_return`` and ``episodes``, overall and per env name.
+
+    The overall return is the mean of the per-name means (as :data:`AVERAGE_RETURN_KEY`), so a frequent task
+    does not drown out a rare one. Nothing when no train episode finished (a long episode spans epochs).
+
+    Args:
+        return_histories: each process's ``return_history`` of the epoch's collection (name -> returns).
+    """
+    merged: dict[str, list[float]] = {}
+    for history in return_histories:
+        for name, returns in history.items():
+            merged.setdefault(name, []).extend(returns)
+    metrics: dict[str, float] = {}
+    per_name_means = []
+    total = 0
+    for name, returns in sorted(merged.items()):
+        if not returns:
+            continue
+        mean = float(np.mean(returns))
+        per_name_means.append(mean)
+        total += len(returns)
+        metrics[f"{EPISODIC_RETURN_KEY} in {name}"] = mean
+        metrics[f"{EPISODES_KEY} in {name}"] = float(len(returns))
+    if per_name_means:
+        metrics[EPISODIC_RETURN_KEY] = float(np.mean(per_name_means))
+        metrics[EPISODES_KEY] = float(total)
+    return metrics

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from amago_core.experiment.metrics import AVERAGE_RETURN_KEY
+from amago_core.experiment.metrics import AVERAGE_RETURN_KEY, EPISODIC_RETURN_KEY
 from amago_core.hooks.jsonl_logger import field_text, is_whole_flat_record
 from amago_core.io import UnsafePathError, atomic_write, inside
 from amago_core.optional import MissingOptionalDependencyError, require
@@ -38,6 +38,12 @@ FRAMES_LABEL = "env frames"
 GRADIENT_STEPS = "gradient_steps"
 LOSS_KEYS = ("train/Loss", "train/Critic Loss", "train/Actor Loss")
 """The training curves of ``training.png`` (against gradient steps)."""
+TRAIN_RETURN = f"train/{EPISODIC_RETURN_KEY}"
+"""The training-episode returns (``train/episodic_return``, overall and ``... in {name}``), drawn dashed in
+``returns.png`` against env frames."""
+COUNT_KEYS = ("Episodes",)
+"""Val metrics that count rather than measure: ``val_metrics.png`` skips them when they never change (a fixed
+evaluation budget finishes the same number of episodes every time)."""
 MAX_POINTS = 2_000
 """Per kind of record (val, test, train), a file with fewer than twice this many is drawn whole; a longer one
 as every k-th record (k a power of two: between this many and twice this many of them) plus the last one."""
@@ -132,14 +138,14 @@ def _add_record(curves: dict[str, Curve], record: Mapping[str, Any], wanted: Cal
         curve = curves.get(key)
         if curve is None:
             curve = curves[key] = Curve()
-        x = steps if key.startswith("train/") else frames
+        x = steps if key.startswith("train/") and not key.startswith(TRAIN_RETURN) else frames
         curve.xs.append(len(curve.xs) if x is None else x)  # no x-axis in the record: its place in the curve
         curve.ys.append(y)
 
 
 def _is_curve_key(key: str) -> bool:
-    """What :func:`read_curves` keeps: every val and test metric, and the training losses."""
-    return key.startswith(("val/", "test/")) or key in LOSS_KEYS
+    """What :func:`read_curves` keeps: every val and test metric, the training losses and episode returns."""
+    return key.startswith(("val/", "test/", TRAIN_RETURN)) or key in LOSS_KEYS
 
 
 def _every_key(key: str) -> bool:
@@ -177,12 +183,18 @@ _HEAD = 64
 told apart without scanning their whole length."""
 
 
+_TRAIN_RETURN_TEXT = f'"{TRAIN_RETURN}'.encode()
+
+
 def _kind(text: bytes) -> str | None:
-    """``val``, ``test`` or ``train`` for a record holding such a key (val first: it holds the most curves)."""
+    """``val``, ``test``, ``returns`` (training-episode returns, one record per epoch) or ``train`` (losses)
+    for a record holding such a key (val first: it holds the most curves)."""
     if b'"val/' in text:
         return "val"
     if b'"test/' in text:
         return "test"
+    if _TRAIN_RETURN_TEXT in text:
+        return "returns"
     return "train" if b'"train/' in text else None
 
 
@@ -195,7 +207,7 @@ def read_curves(path: Path, *, max_points: int = MAX_POINTS) -> dict[str, Curve]
     evenly spread over the file, plus the newest. A line cut short by a crash is skipped, as by
     :func:`read_metrics`.
     """
-    kinds = {kind: _EveryKth(max_points) for kind in ("val", "test", "train")}
+    kinds = {kind: _EveryKth(max_points) for kind in ("val", "test", "returns", "train")}
     with Path(path).open("rb") as handle:
         for line in handle:
             kind = _kind(line[:_HEAD]) or _kind(line)
@@ -214,8 +226,16 @@ def read_curves(path: Path, *, max_points: int = MAX_POINTS) -> dict[str, Curve]
 
 
 def _is_return_curve(key: str) -> bool:
-    """Drawn in returns.png: average returns of val and test, overall and per env name."""
+    """Drawn in returns.png: average returns of val and test, overall and per env name, and the training-episode
+    returns (``train/episodic_return``)."""
+    if key.startswith(TRAIN_RETURN):
+        return True
     return key.startswith(("val/", "test/")) and "Total Return" in key and "Bottom" not in key
+
+
+def _is_constant_count(key: str, curve: Curve) -> bool:
+    """A count (:data:`COUNT_KEYS`) that never changed: a flat line that says nothing about learning."""
+    return key.split("/", 1)[-1] in COUNT_KEYS and len(set(curve.ys)) <= 1
 
 
 def _natural_order(key: str) -> list[Any]:
@@ -225,12 +245,14 @@ def _natural_order(key: str) -> list[Any]:
 
 def _panel_keys(curves: Mapping[str, Curve]) -> list[str]:
     keys = sorted((k for k, curve in curves.items() if k.startswith("val/") and curve.ys), key=_natural_order)
-    return [k for k in keys if not _is_return_curve(k) and "FPS" not in k]
+    return [
+        k for k in keys if not _is_return_curve(k) and "FPS" not in k and not _is_constant_count(k, curves[k])
+    ]
 
 
 def val_metric_keys(records: Iterable[Mapping[str, Any]]) -> list[str]:
-    """The val metrics of ``val_metrics.png``: every one with a finite value, except returns.png's curves
-    and throughput (FPS), in natural order."""
+    """The val metrics of ``val_metrics.png``: every one with a finite value, except returns.png's curves,
+    throughput (FPS) and counts that never change (:data:`COUNT_KEYS`), in natural order."""
     return _panel_keys(curves_from_records(records))
 
 
@@ -287,7 +309,8 @@ def curve_panels(curves: Mapping[str, Curve], keys: list[str], *, title: str = "
 def plot_run(run_dir: str | Path) -> list[Path]:
     """Draws the run's curves into ``{run_dir}/plots``; returns the files written.
 
-    - ``returns.png``: val (and test) average return across env names vs env frames, one line per env name.
+    - ``returns.png``: val (and test) average return across env names vs env frames, one line per env name;
+      the training episodes' returns (``train/episodic_return``) dashed.
     - ``val_metrics.png``: one panel per other val metric (bottom-quintile returns, per-attempt success,
       episodes...) vs env frames.
     - ``training.png``: losses vs gradient steps.
@@ -322,11 +345,25 @@ def plot_run(run_dir: str | Path) -> list[Path]:
 
     fig, ax = plt.subplots(figsize=(7, 4.5))
     drew = False
+    per_name_train = [k for k in curves if k.startswith(f"{TRAIN_RETURN} in ")]
     for key in sorted(curves):
+        if key in per_name_train and len(per_name_train) == 1:
+            continue  # one env name: its curve is the overall one
         if _is_return_curve(key):
             xs, ys = curves[key].xs, curves[key].ys
-            main = key.endswith(AVERAGE_RETURN_KEY)
-            ax.plot(xs, ys, marker="o", ms=3, lw=2.2 if main else 1.0, label=key, alpha=1.0 if main else 0.6)
+            main = key.endswith(AVERAGE_RETURN_KEY) or key == TRAIN_RETURN
+            # Training episodes explore and end every epoch: many noisy points, drawn dashed without markers.
+            train = key.startswith(TRAIN_RETURN)
+            ax.plot(
+                xs,
+                ys,
+                marker=None if train else "o",
+                ms=3,
+                ls="--" if train else "-",
+                lw=2.2 if main else 1.0,
+                label=key,
+                alpha=1.0 if main else 0.6,
+            )
             drew = True
     if drew:
         _readable_axes(ax)
@@ -349,10 +386,13 @@ def plot_run(run_dir: str | Path) -> list[Path]:
         fig, ax = plt.subplots(figsize=(7, 4))
         for key in losses:
             xs, ys = curves[key].xs, curves[key].ys
-            ax.plot(xs, ys, label=key.removeprefix("train/"))
+            # A short run logs a few losses: markers keep single points visible.
+            ax.plot(xs, ys, label=key.removeprefix("train/"), marker="o" if len(xs) < 50 else None, ms=3)
         _readable_axes(ax)
         ax.set_xlabel("gradient steps")
+        ax.set_ylabel("loss (symlog scale)")
         ax.set_yscale("symlog")
+        ax.set_title(f"{run_dir.name}: training losses")
         ax.legend()
         fig.tight_layout()
         save(fig, "training.png", 110)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -271,7 +272,7 @@ class SetupMixin(InteractionMixin):
             envs=env_summary,
             data=self.dataset.get_description() if self.dataset is not None else "(evaluation only)",
         )
-        tqdm.write("\n".join(lines))
+        tqdm.write("\n".join(lines), file=sys.stderr)
 
 
 RELABEL_STREAM = 0x7E1A

@@ -28,6 +28,7 @@ from amago_core.experiment.logger import RunLogger
 from amago_core.experiment.naming import default_run_name
 from amago_core.experiment.pools import EnvMakers, RolePool, makers_per_actor, suite_makers
 from amago_core.experiment.processes import ProcessRole
+from amago_core.experiment.progress import RunProgress, stderr_is_tty
 from amago_core.experiment.run_dir import RunPaths
 from amago_core.plugins.registry import Registries
 from amago_core.plugins.registry import registries as installed_registries
@@ -121,6 +122,15 @@ class ExperimentState:
         self._started_at: float | None = None  # when learn() began: schedule.max_minutes counts from here
         """The signal (``SIGINT``/``SIGTERM``) that ended :meth:`learn` early, if one did."""
         self._epoch_metrics: dict[str, Any] = {}
+        self._progress: RunProgress | None = None
+        """The whole-run progress of :meth:`learn` (main process, verbose), None outside it."""
+        self.wall_seconds: float | None = None
+        """Seconds the last :meth:`learn` took (None before it ran): the final summary's wall time."""
+        self.learn_start_counts: tuple[int, int] = (0, 0)
+        """``(total_frames, grad_update_counter)`` when the last :meth:`learn` began (a resumed run starts above
+        zero): the final summary's rates count only what this session did."""
+        self.best_val: tuple[float, int] | None = None
+        """The best val average return of this session and its epoch (None before any validation)."""
 
     # ---- settings as attributes ----------------------------------------------------------------------------
     def __getattr__(self, name: str) -> Any:
@@ -272,6 +282,12 @@ class ExperimentState:
     @property
     def _verbose_here(self) -> bool:
         return self.config.logging.verbose and self._accelerator.is_main_process
+
+    @property
+    def _bars_here(self) -> bool:
+        """Per-phase tqdm bars: verbose, main process, and stderr a terminal (in a file they would be pages of
+        carriage-return frames; :class:`~amago_core.experiment.progress.RunProgress` writes lines there)."""
+        return self._verbose_here and stderr_is_tty()
 
     def _stop_now(self) -> bool:
         """True when a stop signal asks the current step to be the last (one process; several processes finish
