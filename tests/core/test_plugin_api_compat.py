@@ -13,9 +13,7 @@ here it is loaded once more to check what the registry reports about it.
 from __future__ import annotations
 
 import json
-import tomllib
 import warnings
-from pathlib import Path
 from typing import Any, Literal
 
 import pytest
@@ -26,22 +24,11 @@ from amago_core.cli.app import app
 from amago_core.config import ComponentConfig, EnvSuiteConfig
 from amago_core.plugins import ComponentSpec, InvalidSpecError, Status, registries
 from amago_core.plugins.spec import EXTRA_REMOVED_IN, LEGACY_EXTRA_KEYS, BrokenSpec, defer_spec_errors
+from tests.plugin_api_frozen.conftest import frozen_plugin_files
 
 from .conftest import IMPL_SOURCE
 
 runner = CliRunner()
-FROZEN = Path(__file__).resolve().parents[1] / "plugin_api_frozen"
-
-
-def frozen_plugin_files(folder: str) -> tuple[str, str, dict[str, dict[str, str]], dict[str, str]]:
-    """What tests/plugin_api_frozen/conftest.py installs: name, version, entry points, module sources."""
-    root = FROZEN / folder
-    project = tomllib.loads((root / "pyproject.toml").read_text(encoding="utf-8"))["project"]
-    modules = {
-        str(path.relative_to(root / "src")): path.read_text(encoding="utf-8")
-        for path in sorted((root / "src").rglob("*.py"))
-    }
-    return project["name"], project["version"], project["entry-points"], modules
 
 
 class GridConfig(EnvSuiteConfig):
