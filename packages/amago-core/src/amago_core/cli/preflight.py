@@ -18,7 +18,6 @@ imported only when a run is measured.
 
 from __future__ import annotations
 
-import math
 import os
 import sys
 from collections.abc import Mapping
@@ -67,12 +66,20 @@ def preflight_enabled(flag_off: bool) -> bool:
 def floor_seconds(config: Any) -> float:
     """An optimistic wall time of ``config``'s run from its schedule alone: every update and every env step of
     training and validation at the fastest plausible speed (:data:`FLOOR_SECONDS_PER_UPDATE`,
-    :data:`FLOOR_SECONDS_PER_POOL_STEP`). Cheap (no measuring); the real run takes this long or longer."""
-    sched = config.schedule
-    val_passes = math.ceil(sched.epochs / sched.val_interval) + 1 if sched.val_interval else 0
-    pool_steps = sched.epochs * sched.train_timesteps_per_epoch + val_passes * sched.val_timesteps_per_epoch
-    updates = sched.epochs * sched.train_batches_per_epoch
-    return updates * FLOOR_SECONDS_PER_UPDATE + pool_steps * FLOOR_SECONDS_PER_POOL_STEP
+    :data:`FLOOR_SECONDS_PER_POOL_STEP`). Cheap (no measuring); the real run takes this long or longer.
+
+    The same count of updates, steps and validation passes as ``--budget``'s estimate, at the floor's costs.
+    """
+    from amago_core.config.lengths import longest_sample
+    from amago_core.config.sizing import Costs, estimated_seconds
+
+    floor = Costs(
+        seconds_per_pool_step=FLOOR_SECONDS_PER_POOL_STEP,
+        seconds_per_update=FLOOR_SECONDS_PER_UPDATE,
+        startup_seconds=0.0,
+        sequence_length=longest_sample(config),  # every update costs the floor, whatever its length
+    )
+    return estimated_seconds(config, floor)
 
 
 def format_hours(seconds: float) -> str:
