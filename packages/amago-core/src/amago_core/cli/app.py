@@ -10,7 +10,10 @@ import typer
 
 from amago_core.cli import config_cmd, doctor, eval_cmd, listing, plugin_new, run_cmd
 from amago_core.cli.export_cmd import export_command
+from amago_core.cli.help_format import show_flags_without_a_type
 from amago_core.cli.version import top_level_options
+
+show_flags_without_a_type()
 
 app = typer.Typer(
     name="amago",

@@ -34,8 +34,6 @@ def top_level_options(
         bool,
         typer.Option(
             "--version",
-            # Typer shows each option's type (``<bool>``) unless a metavar is given; a flag takes no value.
-            metavar="",
             callback=_print_versions,
             is_eager=True,
             help="Print the versions of amago's distributions and exit.",
