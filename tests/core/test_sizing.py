@@ -8,6 +8,9 @@ from amago_core.config.lengths import longest_sample
 from amago_core.config.resolve import resolve_config
 from amago_core.config.sizing import (
     SAFETY,
+    SMOKE_ACTORS,
+    SMOKE_LONGEST_EPISODE,
+    SMOKE_STEPS_PER_ACTOR,
     BudgetError,
     Costs,
     apply_sizing,
@@ -15,6 +18,8 @@ from amago_core.config.sizing import (
     parse_duration,
     size_for_seconds,
     size_schedule,
+    smoke_env_steps,
+    smoke_steps_per_actor,
     window_within_files,
 )
 from amago_core.config.sources import merge_sources
@@ -77,6 +82,33 @@ def test_smoke_shrinks_actors_steps_and_every_component_that_says_how():
     assert sized.replay.traj_save_len == 8
     assert sized.run.max_seq_len == 8
     assert config.traj_encoder.d_model > 16
+
+
+@pytest.mark.parametrize(
+    "env", ["popgym-count-recall-easy", "popgym-repeat-first-hard", "frozen-lake", "key-door"]
+)
+def test_smoke_plays_its_episode_to_the_end_when_it_is_short_enough(env):
+    # POPGym's 52-step episodes in a 16-step smoke run finished nothing: the run checked no return at all.
+    config, user = _resolved({"env": env})
+    episode = config.component("env").episode_steps()
+    assert SMOKE_STEPS_PER_ACTOR < episode <= SMOKE_LONGEST_EPISODE
+    sized = apply_sizing(config, size_schedule(config, user, smoke_env_steps(config, user), smoke=True))
+    sched = sized.schedule
+    assert sched.epochs == 2
+    assert sched.epochs * sched.train_timesteps_per_epoch > episode  # per actor
+    assert sched.val_timesteps_per_epoch > min(episode, config.schedule.val_timesteps_per_epoch - 1)
+    assert sized.rollout.parallel_actors == SMOKE_ACTORS
+
+
+def test_smoke_keeps_its_few_steps_when_an_episode_is_too_long_or_unknown():
+    for env in ("metaworld-ml45", "popgym-multidomain", "ale-Pong"):
+        config, _ = _resolved({"env": env})
+        assert smoke_steps_per_actor(config) == SMOKE_STEPS_PER_ACTOR, env
+
+
+def test_smoke_counts_steps_per_actor_for_the_actors_the_user_asked_for():
+    config, user = _resolved({"env": "popgym-count-recall-easy"}, ["rollout.parallel_actors=3"])
+    assert smoke_env_steps(config, user) == 3 * smoke_steps_per_actor(config)
 
 
 def test_a_run_that_collects_nothing_cannot_be_sized_by_env_steps():

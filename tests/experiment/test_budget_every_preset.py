@@ -19,7 +19,14 @@ from typer.testing import CliRunner
 from amago_core.cli.app import app
 from amago_core.config.experiment import ExperimentConfig
 from amago_core.config.lengths import longest_sample
-from amago_core.config.sizing import SAFETY, Costs, estimated_seconds
+from amago_core.config.resolve import resolve_config
+from amago_core.config.sizing import (
+    SAFETY,
+    SMOKE_LONGEST_EPISODE,
+    SMOKE_STEPS_PER_ACTOR,
+    Costs,
+    estimated_seconds,
+)
 from amago_core.experiment import calibrate
 
 runner = CliRunner()
@@ -81,6 +88,7 @@ def _check_sized(env_id: str, flags: list[str]) -> dict[str, Any]:
     return config
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("env_id", EVERY_ENV_ID)
 def test_a_wall_time_budget_sizes_every_preset(env_id, fake_machine):
     config = _check_sized(env_id, ["--budget", "10m"])
@@ -92,12 +100,28 @@ def test_a_wall_time_budget_sizes_every_preset(env_id, fake_machine):
     assert 0.5 * 600 * SAFETY <= estimated_seconds(sized, costs) <= 600 * SAFETY  # fits, and uses the budget
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("env_id", EVERY_ENV_ID)
 def test_an_env_step_budget_sizes_every_preset(env_id):
     config = _check_sized(env_id, ["--steps", "200k"])
     sched = config["schedule"]
     total = sched["epochs"] * sched["train_timesteps_per_epoch"] * config["rollout"]["parallel_actors"]
     assert total == pytest.approx(200_000, rel=0.1)  # "about": whole epochs of whole steps per actor
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("env_id", EVERY_ENV_ID)
+def test_smoke_reaches_the_end_of_an_episode_of_every_preset_that_it_can(env_id):
+    # An episode longer than SMOKE_LONGEST_EPISODE (or of unknown length) is not played out; the real run then
+    # says whether any finished (tests/experiment/test_budget_run.py).
+    config = _check_sized(env_id, ["--smoke"])
+    episode = resolve_config([], {"env": env_id}, []).component("env").episode_steps()
+    sched = config["schedule"]
+    per_actor = sched["epochs"] * sched["train_timesteps_per_epoch"]
+    if episode is not None and episode <= SMOKE_LONGEST_EPISODE:
+        assert per_actor > episode
+    else:
+        assert per_actor == SMOKE_STEPS_PER_ACTOR
 
 
 @pytest.mark.slow

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 
+import pytest
 from typer.testing import CliRunner
 
 from amago_core.cli.app import app
@@ -18,6 +19,7 @@ def _json_of(output: str) -> dict:
     return json.loads(output[output.index("{") :])
 
 
+@pytest.mark.slow
 def test_smoke_runs_a_full_size_preset_end_to_end_in_a_temporary_folder(tmp_path):
     result = runner.invoke(
         app, ["run", "--env", "frozen-lake", "--smoke", "-o", f"run.ckpt_base_dir={tmp_path}"]
@@ -29,6 +31,31 @@ def test_smoke_runs_a_full_size_preset_end_to_end_in_a_temporary_folder(tmp_path
     assert summary["final_test"] is not None
     assert "smoke run passed end to end" in result.stderr
     assert not list(tmp_path.iterdir())  # the smoke run used (and removed) a temporary folder
+
+
+@pytest.mark.slow
+def test_smoke_on_popgym_finishes_episodes_and_names_no_path_it_removes(tmp_path):
+    result = runner.invoke(
+        app, ["run", "--env", "popgym-count-recall-easy", "--smoke", "-o", f"run.ckpt_base_dir={tmp_path}"]
+    )
+    assert result.exit_code == 0, result.output
+    summary = _json_of(result.stdout)
+    finished = summary["episodes_finished"]
+    assert min(finished.values()) >= 1, finished  # train, val and test
+    assert "finished no episode" not in result.stderr
+    # The temporary folder is gone when the summary is read: no path into it is printed.
+    assert "amago-smoke-" not in result.stdout
+    assert not {"run_dir", "plots", "checkpoint"} & summary.keys()
+
+
+@pytest.mark.slow
+def test_smoke_says_when_its_episodes_are_longer_than_it_plays(tmp_path):
+    result = runner.invoke(
+        app, ["run", "--env", "popgym-multidomain", "--smoke", "-o", f"run.ckpt_base_dir={tmp_path}"]
+    )
+    assert result.exit_code == 0, result.output
+    assert _json_of(result.stdout)["episodes_finished"] == {"train": 0, "val": 0, "test": 0}
+    assert "the smoke run finished no episode of popgym-multidomain" in result.stderr
 
 
 def test_steps_dry_run_shows_the_sized_schedule():

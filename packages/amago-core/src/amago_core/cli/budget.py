@@ -52,7 +52,6 @@ def size_run(
     from amago_core.cli.errors import one_line_errors
     from amago_core.config.sizing import (
         SAFETY,
-        SMOKE_STEPS_PER_ACTOR,
         BudgetError,
         apply_sizing,
         describe_schedule,
@@ -63,6 +62,7 @@ def size_run(
         parse_duration,
         size_for_seconds,
         size_schedule,
+        smoke_env_steps,
         whole_episode_steps,
     )
 
@@ -75,7 +75,9 @@ def size_run(
     fix = ""
     try:
         if smoke:
-            sized = apply_sizing(config, size_schedule(config, user, 2 * SMOKE_STEPS_PER_ACTOR, smoke=True))
+            sized = apply_sizing(
+                config, size_schedule(config, user, smoke_env_steps(config, user), smoke=True)
+            )
             how = "--smoke"
         elif steps is not None:
             sized = apply_sizing(config, size_schedule(config, user, parse_steps(steps)))

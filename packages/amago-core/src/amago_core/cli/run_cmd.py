@@ -276,11 +276,40 @@ def run_command(
             from amago_core.config.sizing import apply_sizing
 
             sized = apply_sizing(resolved, {"run": {"ckpt_base_dir": folder}})
-            _train(sized, None, debugging(debug), quiet, allow)
+            _train(sized, None, debugging(debug), quiet, allow, smoke=True)
         if not quiet:
             sys.stderr.write("amago: the smoke run passed end to end; its temporary folder was removed.\n")
         return
     _train(resolved, resume, debugging(debug), quiet, allow)
+
+
+def _smoke_summary(summary: dict[str, Any], metrics: Path, quiet: bool) -> dict[str, Any]:
+    """``--smoke``'s summary: how many episodes finished, and no paths into the folder about to be removed.
+
+    A smoke run that finished no episode checked the code path but never a return: it says so in one line.
+    """
+    from amago_core.experiment.metrics import EPISODES_KEY
+    from amago_core.experiment.plot import read_metrics
+
+    records = read_metrics(metrics) if metrics.is_file() else []
+    counts = {
+        split: int(sum(record.get(key, 0) for record in records))
+        for split, key in (
+            ("train", f"train/{EPISODES_KEY}"),
+            ("val", "val/Episodes"),
+            ("test", "test/Episodes"),
+        )
+    }
+    removed = ("run_dir", "plots", "checkpoint")
+    smoke = {key: value for key, value in summary.items() if key not in removed}
+    smoke["episodes_finished"] = counts
+    if not any(counts.values()) and not quiet:
+        sys.stderr.write(
+            f"amago: note: the smoke run finished no episode of {summary['env']} (none ended within its "
+            f"{summary['total_frames']} env steps): it checked the code path, not a return. `--steps` with a "
+            "few episodes' worth plays them to their end.\n"
+        )
+    return smoke
 
 
 def _user_chose_traj_files(files: list[Path], flags: dict[str, Any], overrides: list[str]) -> bool:
@@ -359,7 +388,9 @@ def runs_final_test(experiment: Any) -> bool:
     return bool(finished and evaluates and experiment.make_test_env)
 
 
-def _train(config: Any, resume: Path | None, debug: bool, quiet: bool, allow_traj_pickles: bool) -> None:
+def _train(
+    config: Any, resume: Path | None, debug: bool, quiet: bool, allow_traj_pickles: bool, smoke: bool = False
+) -> None:
     from amago_core.experiment.naming import env_id_of
     from amago_core.experiment.plot import plot_finished_run
     from amago_core.experiment.progress import final_numbers
@@ -404,6 +435,8 @@ def _train(config: Any, resume: Path | None, debug: bool, quiet: bool, allow_tra
     if experiment.stopped_by is not None:
         summary["stopped_by"] = experiment.stopped_by
         summary["epochs_done"] = experiment.epoch
+    if smoke:
+        summary = _smoke_summary(summary, experiment.paths.metrics, quiet)
     if not quiet:
         print_json(summary)
     if experiment.stopped_by == TIME_LIMIT:

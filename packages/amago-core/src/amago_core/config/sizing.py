@@ -44,7 +44,13 @@ DATA_BY_MEMORY = 2
 """The same for a suite that needs whole episodes in memory: whole episodes are kept while one fits in the
 first 1/DATA_BY_MEMORY of the run (see ``_data_in_time``)."""
 SMOKE_STEPS_PER_ACTOR = 16
-"""Env steps per actor of ``--smoke`` (2 epochs of 8)."""
+"""Fewest env steps per actor of ``--smoke`` (2 epochs of 8); more when one episode is longer (see
+:func:`smoke_steps_per_actor`)."""
+SMOKE_LONGEST_EPISODE = 1_000
+"""Longest episode (steps) ``--smoke`` plays to its end; a longer one (Meta-World's 1,500-step meta-episodes,
+XLand's 3,645) would turn seconds into minutes, so the smoke run stops short and says so."""
+SMOKE_ACTORS = 2
+"""Actors of ``--smoke`` unless the user sets ``rollout.parallel_actors``."""
 
 
 class BudgetError(ValueError):
@@ -223,6 +229,28 @@ def _most_steps_that_fit(fits: Callable[[int], bool], low: int, guess: int, acto
     return low
 
 
+def smoke_steps_per_actor(config: ExperimentConfig) -> int:
+    """Env steps per actor that ``--smoke`` collects (and validates): enough to finish one episode.
+
+    One episode plus its reset when the suite knows its length and it is at most :data:`SMOKE_LONGEST_EPISODE`,
+    else :data:`SMOKE_STEPS_PER_ACTOR` (the run then says whether any episode finished).
+    """
+    env = config.component("env")
+    episode = env.episode_steps() if isinstance(env, EnvSuiteConfig) else None
+    if episode is None or episode > SMOKE_LONGEST_EPISODE:
+        return SMOKE_STEPS_PER_ACTOR
+    # One step more than the episode (an env may count its reset step), rounded up to the 2 smoke epochs.
+    return max(SMOKE_STEPS_PER_ACTOR, 2 * math.ceil((episode + 1) / 2))
+
+
+def smoke_env_steps(config: ExperimentConfig, user: Mapping[str, Any]) -> int:
+    """Train env steps (all actors) of ``--smoke``: :func:`smoke_steps_per_actor` for each of its actors."""
+    actors = config.rollout.parallel_actors
+    if not is_set(user, "rollout", "parallel_actors"):
+        actors = min(actors, SMOKE_ACTORS)
+    return actors * smoke_steps_per_actor(config)
+
+
 def _validation(
     config: ExperimentConfig, user: Mapping[str, Any], epochs: int, pool_steps: int, smoke: bool
 ) -> dict[str, Any]:
@@ -235,7 +263,7 @@ def _validation(
     if is_set(user, "schedule", "val_timesteps_per_epoch"):
         steps = wanted
     elif smoke:
-        steps = min(wanted, 2 * SMOKE_STEPS_PER_ACTOR)
+        steps = min(wanted, smoke_steps_per_actor(config))
     else:
         budget = max(1, int(VAL_SHARE * pool_steps))
         one_episode = min(wanted, episode + 1) if episode else wanted
@@ -335,7 +363,7 @@ def size_schedule(
     sized: dict[str, Any] = {"schedule": {}, "rollout": {}, "optim": {}, "logging": {}, "replay": {}}
     actors = config.rollout.parallel_actors
     if smoke and not is_set(user, "rollout", "parallel_actors"):
-        actors = min(actors, 2)
+        actors = min(actors, SMOKE_ACTORS)
         sized["rollout"]["parallel_actors"] = actors
     pool_steps = max(1, math.ceil(env_steps / actors))
     min_epochs = 2 if smoke else MIN_EPOCHS
@@ -356,7 +384,8 @@ def size_schedule(
         epochs = max(1, math.ceil(pool_steps / steps))
     else:
         steps = min(old_steps, max(1, pool_steps // min_epochs))
-        epochs = max(1, round(pool_steps / steps))
+        # --smoke must reach the end of its episode: never fewer steps than asked.
+        epochs = max(1, math.ceil(pool_steps / steps) if smoke else round(pool_steps / steps))
     batches = old_batches
     if not is_set(user, "schedule", "train_batches_per_epoch") and old_batches > 0:
         batches = max(1, round(old_batches * steps / old_steps))

@@ -235,6 +235,7 @@ class InteractionMixin(CheckpointingMixin):
             metrics["Env FPS (per_process)"] = sum(stats["new_frames_by_env_name"].values()) / max(
                 time.perf_counter() - start, 1e-9
             )
+            metrics["Episodes"] = float(finished_episodes(stats))
         finally:
             envs.close()
         self._on_evaluation("test", average_over_processes(self._accelerator, metrics))
