@@ -130,6 +130,7 @@ def test_the_docs_have_examples():
     assert len(DOCTESTS) >= 5
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("where", "env", "argv"), COMMANDS, ids=[c[0] for c in COMMANDS])
 def test_documented_command_runs(where, env, argv, docs_dir, monkeypatch):
     from amago_core.hooks.manager import reset_hook_manager
@@ -145,6 +146,7 @@ def test_documented_command_runs(where, env, argv, docs_dir, monkeypatch):
     )
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("block", DOCTESTS, ids=[b.where for b in DOCTESTS])
 def test_documented_python_runs(block, docs_dir, monkeypatch):
     # Run the block as a real module file, so that pydantic, pickle and inspect find its classes and source.

@@ -64,6 +64,7 @@ def test_trainable_parameters_exclude_targets_and_copies(make_agent: Callable) -
         assert not any(p.requires_grad for p in frozen.parameters())
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("kind", ["agent", "multitask"])
 def test_state_dict_round_trip_is_exact(kind: str, make_agent: Callable, make_batch: Callable) -> None:
     agent = make_agent(kind, "discrete", traj_encoder=TINY_TRANSFORMER)

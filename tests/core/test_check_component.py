@@ -31,6 +31,7 @@ def test_an_undocumented_field_fails(fake_distribution):
         check_component("agents", "quiet")
 
 
+@pytest.mark.slow
 def test_a_spec_module_importing_torch_fails(fake_distribution):
     modules = plugin_modules("torchy_pkg", "torchy", group="amago.agents")
     modules["torchy_pkg/specs.py"] = "import torch  # noqa\n" + modules["torchy_pkg/specs.py"]

@@ -177,6 +177,7 @@ def test_console_script_unknown_name_exits_2_with_one_line():
     assert "amago list traj-encoders" in lines[0]
 
 
+@pytest.mark.slow
 def test_console_script_doctor_fails_on_a_broken_plugin(fake_distribution):
     fake_distribution(
         "amago-plugin-broken",
@@ -190,6 +191,7 @@ def test_console_script_doctor_fails_on_a_broken_plugin(fake_distribution):
     assert any("tstep-encoders:wreck" in e and "not_a_module_anywhere" in e for e in report["errors"])
 
 
+@pytest.mark.slow
 def test_console_script_doctor_catches_a_spec_module_that_imports_torch(fake_distribution):
     modules = plugin_modules("heavy_pkg", "heavy")
     modules["heavy_pkg/specs.py"] = "import torch\n" + modules["heavy_pkg/specs.py"]

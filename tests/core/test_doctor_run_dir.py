@@ -80,6 +80,7 @@ def _parts(output: str) -> dict[str, dict]:
     return {part["part"]: part for part in json.loads(output)["parts"]}
 
 
+@pytest.mark.slow
 def test_doctor_shows_a_real_run_folder_by_part(tiny_run):
     result = runner.invoke(app, ["doctor", str(tiny_run), "--json"])
     assert result.exit_code == 0, result.output

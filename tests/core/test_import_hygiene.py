@@ -5,6 +5,8 @@ from __future__ import annotations
 import subprocess
 import sys
 
+import pytest
+
 from amago_core.cli.doctor import TORCH_FREE_CORE_MODULES, find_torch_importers
 from amago_core.plugins import registries
 
@@ -53,5 +55,6 @@ def test_every_installed_spec_module_is_torch_free():
     assert find_torch_importers(modules) == {}
 
 
+@pytest.mark.slow
 def test_the_hygiene_probe_does_catch_torch():
     assert find_torch_importers(["json", "torch.nn", "csv"]) == {"torch.nn": "imports torch"}

@@ -254,6 +254,7 @@ def test_list_flags_a_factory_module_that_does_not_exist_without_importing_facto
     assert "amago doctor` builds each component" in result.stdout
 
 
+@pytest.mark.slow
 def test_doctor_builds_each_component_and_flags_one_that_raises(factory_faults, monkeypatch) -> None:
     monkeypatch.setattr(doctor, "find_torch_importers", lambda modules: {})
     monkeypatch.setattr(

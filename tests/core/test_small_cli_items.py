@@ -205,6 +205,7 @@ def test_val_metrics_gets_one_panel_per_metric_in_natural_order() -> None:
         plt.close(fig)
 
 
+@pytest.mark.slow
 def test_val_metrics_caps_its_panels_and_says_so() -> None:
     pytest.importorskip("matplotlib")
     import matplotlib.pyplot as plt

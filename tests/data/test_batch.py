@@ -33,6 +33,7 @@ EXPECTED_START_RANGE = {  # n = 20 transitions, length = 6 (inclusive bounds of 
 }
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("mode", ["none", "left", "right", "both"])
 def test_window_ranges_and_alignment(mode):
     data, length = example(20), 6

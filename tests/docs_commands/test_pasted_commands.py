@@ -166,6 +166,7 @@ def _fresh_shell_env() -> dict[str, str]:
     return env
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("page", [README, INDEX], ids=lambda p: p.name)
 def test_the_cheap_lines_run_pasted_into_a_shell_with_nothing_activated(page, tmp_path):
     activate = Path(sys.prefix) / "bin" / "activate"

@@ -61,6 +61,7 @@ def test_the_rule_keeps_the_newest_n_and_every_kth(newest, every, kept):
     assert kept_epochs(range(10), newest, every) == kept
 
 
+@pytest.mark.slow
 def test_a_long_run_keeps_exactly_the_newest_states_and_weights_plus_every_kth(tiny_job, run_job):
     job = _job(
         tiny_job,

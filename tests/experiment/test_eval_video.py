@@ -46,6 +46,7 @@ def mp4_frame_count(path: Path) -> int:
     return sum(1 for _ in reader)
 
 
+@pytest.mark.slow
 def test_eval_records_episodes_as_mp4_then_gif_without_imageio(tiny_job, tmp_path, monkeypatch):
     pytest.importorskip("imageio_ffmpeg")
     config_file = tmp_path / "tiny.json"

@@ -64,6 +64,7 @@ def run_id_of(offline_run: Path) -> str:
     return match.group(1)
 
 
+@pytest.mark.slow
 def test_training_records_its_wandb_run(trained):
     record = json.loads((trained / RUN_RECORD).read_text())
     (offline,) = offline_runs(trained)
@@ -86,6 +87,7 @@ def test_eval_without_an_api_key_writes_locally_and_says_so_in_one_line(trained)
     assert (evaluated["Epoch"], evaluated["gradient_steps"]) == (1, 8)  # the x-axes of the weights evaluated
 
 
+@pytest.mark.slow
 def test_offline_eval_adds_test_metrics_and_videos_to_the_same_run(trained, monkeypatch):
     monkeypatch.setenv("WANDB_MODE", "offline")
     run_id = json.loads((trained / RUN_RECORD).read_text())["id"]
@@ -111,6 +113,7 @@ def test_eval_with_wandb_not_installed_writes_locally_and_says_so(trained, monke
     assert TEST_KEY in json.loads((trained / "metrics.jsonl").read_text().splitlines()[-1])
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("mode", "change", "said"),
     [

@@ -147,6 +147,7 @@ def test_cli_run_unknown_env_exits_2_with_one_line():
     assert "Did you mean 'tmaze-passive'?" in result.stderr
 
 
+@pytest.mark.slow
 def test_cli_run_eval_and_plot_on_a_tiny_job(tiny_job, tmp_path):
     config_file = tmp_path / "tiny.json"
     config_file.write_text(json.dumps(tiny_job))

@@ -177,6 +177,7 @@ def test_a_broken_factory_is_one_line_and_leaves_no_run_folder(tiny_job, tmp_pat
     assert not (tmp_path / "runs" / "tiny").exists()
 
 
+@pytest.mark.slow
 @pytest.mark.usefixtures("broken_plugins")
 def test_doctor_imports_every_factory_and_reports_the_broken_one():
     result = runner.invoke(app, ["doctor", "--json"])

@@ -5,6 +5,7 @@ from __future__ import annotations
 import subprocess
 import sys
 
+import pytest
 import torch
 
 from amago_core.experiment.fast_torch import untraced_adamw
@@ -29,6 +30,7 @@ def test_the_untraced_adamw_updates_exactly_like_torchs():
     )
 
 
+@pytest.mark.slow
 def test_a_training_run_never_imports_torch_dynamo(tiny_job, tmp_path):
     import json
 

@@ -67,6 +67,7 @@ def booby_trapped_run(tiny_job, tmp_path):
     return run_dir, config_file, marker
 
 
+@pytest.mark.slow
 def test_resume_eval_plot_and_offline_never_unpickle(booby_trapped_run, tmp_path):
     run_dir, config_file, marker = booby_trapped_run
 

@@ -8,11 +8,14 @@ import os
 import subprocess
 import sys
 
+import pytest
+
 from amago_core.experiment.metrics import AVERAGE_RETURN_KEY, train_return_metrics
 from amago_core.experiment.plot import read_curves, val_metric_keys
 from amago_core.experiment.progress import EpochReport, RunProgress, duration
 
 
+@pytest.mark.slow
 def test_a_redirected_run_writes_one_plain_line_per_epoch_and_a_full_summary(tiny_job, tmp_path):
     tiny_job["logging"] = {**tiny_job["logging"], "verbose": True}
     config_file = tmp_path / "tiny.json"

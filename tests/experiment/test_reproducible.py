@@ -6,6 +6,8 @@ import json
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from amago_core.config.sources import load_config
 from amago_core.experiment import Experiment
 
@@ -27,6 +29,7 @@ def _run(job: dict[str, Any], folder: Path, **settings: Any) -> tuple[list[dict[
     return kept, json.loads((run_dir / "config.resolved.json").read_text())
 
 
+@pytest.mark.slow
 def test_the_same_seed_config_and_threads_give_identical_metrics(tiny_job, tmp_path):
     first, _ = _run(tiny_job, tmp_path / "a", epochs=3)
     second, _ = _run(tiny_job, tmp_path / "b", epochs=3)

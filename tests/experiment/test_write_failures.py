@@ -72,6 +72,7 @@ def _assert_resumes_after(job: dict[str, Any], epoch: int, epochs: int) -> None:
         resumed.close()
 
 
+@pytest.mark.slow
 def test_a_full_disk_while_saving_a_state_keeps_the_previous_one_and_resume_continues(tiny_job, monkeypatch):
     job = _job(tiny_job, epochs=4, ckpt_interval=1, keep_states=1)
     _fail_state_writes_of(monkeypatch, "tiny_epoch_2")

@@ -7,6 +7,7 @@ import pytest
 from amago_core.testing.check import check_component
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("group", "name"),
     [

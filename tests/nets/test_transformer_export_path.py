@@ -103,6 +103,7 @@ def _capture(capture: str, step: _CacheStep, example: tuple[torch.Tensor, ...]) 
     return torch.export.export(step, example).module()
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("context", [WRAPS, NO_WRAP])
 @pytest.mark.parametrize("env_order", [True, False], ids=["rows-in-env-order", "sorted-rows"])
 @pytest.mark.parametrize("capture", ["jit.trace", "torch.export"])

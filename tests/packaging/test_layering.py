@@ -77,6 +77,7 @@ def _declared(dist: str) -> set[str]:
     return {re.split(r"[\s\[<>=!~;]", req, maxsplit=1)[0].lower().replace("_", "-") for req in requirements}
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("dist", sorted(ALLOWED_BELOW))
 def test_a_package_declares_every_distribution_it_imports(dist: str) -> None:
     by_module = packages_distributions()

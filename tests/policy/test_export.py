@@ -73,6 +73,7 @@ def exported_actions(manifest, run_step):
     return plain_loop(act)
 
 
+@pytest.mark.slow
 @pytest.mark.filterwarnings("ignore::FutureWarning")  # torch marks TorchScript deprecated
 @pytest.mark.parametrize("encoder", ["ff", "rnn", "mamba", "transformer", "transformer-wrap"])
 def test_torchscript_steps_like_the_loaded_policy(encoder, trained_run, tmp_path):
@@ -97,6 +98,7 @@ def test_torchscript_steps_like_the_loaded_policy(encoder, trained_run, tmp_path
     }[encoder]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("encoder", ["rnn", "transformer", "transformer-wrap"])
 def test_onnx_runs_in_onnxruntime_like_the_loaded_policy(encoder, trained_run, tmp_path):
     import onnxruntime
@@ -115,6 +117,7 @@ def test_onnx_runs_in_onnxruntime_like_the_loaded_policy(encoder, trained_run, t
     assert exported_actions(manifest, run_step) == loaded_policy_actions(trained_run(encoder))
 
 
+@pytest.mark.slow
 @pytest.mark.filterwarnings("ignore::FutureWarning")
 def test_a_transformer_steps_envs_at_different_lengths(trained_run, tmp_path, monkeypatch):
     # Made-up episodes of 1-12 steps: the envs restart at different times and wrap the 2-slot cache unevenly.
@@ -163,6 +166,7 @@ def test_a_file_that_differs_from_the_eager_agent_is_not_kept(trained_run, tmp_p
     assert list(tmp_path.iterdir()) == []
 
 
+@pytest.mark.slow
 def test_a_step_that_branches_on_tensor_values_is_refused_in_one_line(trained_run, tmp_path, monkeypatch):
     # The Transformer's eager step, which plans its row groups from the cache lengths in Python, even when traced
     # (with one env torch.export follows it symbolically: two envs need a decision between their lengths).
@@ -213,6 +217,7 @@ def test_cli_a_partial_export_succeeds_with_one_line_naming_what_it_skipped(
     assert sorted(p.name for p in tmp_path.iterdir()) == ["policy_step.json", "policy_step.pt"]
 
 
+@pytest.mark.slow
 def test_cli_fails_when_no_format_was_written(trained_run, tmp_path, monkeypatch):
     # A step that never restarts the memory: every format fails its check, so nothing is written.
     monkeypatch.setattr(MemoryLayout, "restart_rows", lambda self, tensors, initial, starts: list(tensors))
@@ -227,6 +232,7 @@ def test_cli_fails_when_no_format_was_written(trained_run, tmp_path, monkeypatch
     assert list(tmp_path.iterdir()) == []
 
 
+@pytest.mark.slow
 @pytest.mark.filterwarnings("ignore::FutureWarning")
 def test_exported_files_get_the_mode_a_plain_open_gives(trained_run, tmp_path):
     # The files are written to private temp files first; the kept ones must be readable like any other file

@@ -102,6 +102,7 @@ def test_a_user_who_passes_a_folder_setting_again_gets_it(trap, tmp_path):
     assert "ray.address" not in note
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("renamed", [False, True])
 def test_reproducing_a_run_from_its_record_takes_no_paths_or_cluster(trap, tmp_path, renamed):
     record = trap.run_dir / "config.resolved.json"

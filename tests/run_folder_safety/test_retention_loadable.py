@@ -10,6 +10,8 @@ import sys
 from pathlib import Path
 from types import SimpleNamespace
 
+import pytest
+
 sys.path.insert(0, str(Path(__file__).parent))
 from malicious_folder import TINY, amago, snapshot
 
@@ -82,6 +84,7 @@ app()
 """
 
 
+@pytest.mark.slow
 def test_a_sigkill_during_a_weights_write_leaves_no_kept_state_without_weights(tmp_path):
     config = tmp_path / "job.json"
     job = {**TINY, "run": {**TINY["run"], "ckpt_base_dir": str(tmp_path / "runs")}}

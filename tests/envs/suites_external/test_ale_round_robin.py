@@ -21,6 +21,7 @@ def games_played(env, episodes: int) -> set[str]:
     return names
 
 
+@pytest.mark.slow
 def test_actor_i_plays_game_i_mod_n_in_every_episode(build) -> None:
     suite = build("ale-multigame", games=["Pong", "Breakout"], **SMALL)
     makers = suite.actor_makers("val", 4)
@@ -33,6 +34,7 @@ def test_actor_i_plays_game_i_mod_n_in_every_episode(build) -> None:
             env.close()
 
 
+@pytest.mark.slow
 def test_the_loop_pools_keep_each_row_on_its_game_across_resets(build) -> None:
     from amago_core.config.experiment import ExperimentConfig
     from amago_core.experiment.pools import build_pool, makers_per_actor, suite_makers

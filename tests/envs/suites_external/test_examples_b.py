@@ -76,6 +76,7 @@ def smoke_outputs(tmp_path_factory) -> dict[str, str]:
     return outputs
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", list(EXAMPLES))
 def test_example_smoke(name: str, smoke_outputs: dict[str, str]) -> None:
     if name not in _runnable():

@@ -35,6 +35,7 @@ def installed(module: str) -> bool:
     return importlib.util.find_spec(module) is not None
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(
     not installed("gymnax"), reason='needs the gymnax extra: pip install "amago-envs[gymnax]"'
 )
@@ -43,6 +44,7 @@ def test_02_gymnax_smoke_trains_and_evaluates() -> None:
     assert "Average Total Return in gymnax-MemoryChain-bsuite" in metrics
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(
     not installed("xminigrid"), reason='needs the xland extra: pip install "amago-envs[xland]"'
 )
@@ -51,6 +53,7 @@ def test_11_xland_smoke_trains_and_evaluates() -> None:
     assert "Average Total Return in XLand-local-trivial-R1-9x9" in metrics
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("script", "module", "hint"),
     [

@@ -53,6 +53,7 @@ def _printed_metrics(stdout: str, script: str) -> dict[str, float]:
     return json.loads(section[section.rindex("\n{") + 1 :] if not section.startswith("{") else section)
 
 
+@pytest.mark.slow
 def test_examples_run_with_smoke() -> None:
     batches = [tuple(s for s in batch if importlib.util.find_spec(NEEDS[s]) is not None) for batch in BATCHES]
     if not any(batches):

@@ -37,6 +37,7 @@ def make(task: str = "MemoryChain-bsuite", **options):
     return registries().env_suites.build({"kind": "gymnax", "task": task, **options})
 
 
+@pytest.mark.slow
 def test_memory_chain_batch_follows_the_amagoenv_contract() -> None:
     # Same shapes as the CLI test below, so both use one compiled program.
     env = make(num_envs=2, env_params={"memory_length": 3}, seed=0).make_env("train")

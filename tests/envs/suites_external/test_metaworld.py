@@ -93,6 +93,7 @@ def test_kshot_soft_resets_trial_metrics_and_end() -> None:
     env.close()
 
 
+@pytest.mark.slow
 def test_suite_splits_and_amago_env_contract() -> None:
     suite = build("metaworld-ml10", k_episodes=1, max_episode_steps=2)
     train_envs, test_envs = set(benchmark_envs("ml10", "train")), set(benchmark_envs("ml10", "test"))
@@ -132,6 +133,7 @@ def test_preset_and_unknown_task(dry_run) -> None:
         build("metaworld-ml1-reach-v2")
 
 
+@pytest.mark.slow
 def test_cli_ml45_with_mamba_runs_one_tiny_epoch(run_tiny) -> None:
     summary = run_tiny(
         "metaworld-ml45",

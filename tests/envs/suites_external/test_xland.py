@@ -51,6 +51,7 @@ def test_train_and_test_rulesets_do_not_overlap() -> None:
     assert not train_rows & test_rows
 
 
+@pytest.mark.slow
 def test_k_episode_rollouts_follow_the_amagoenv_contract() -> None:
     env = make("local-trivial", grid_size=9).make_env("train")
     assert env.env_name == "XLand-local-trivial-R1-9x9"
