@@ -98,6 +98,10 @@ def test_smoke_plays_its_episode_to_the_end_when_it_is_short_enough(env):
     assert sched.epochs * sched.train_timesteps_per_epoch > episode  # per actor
     assert sched.val_timesteps_per_epoch > min(episode, config.schedule.val_timesteps_per_epoch - 1)
     assert sized.rollout.parallel_actors == SMOKE_ACTORS
+    # ... with the updates of 8-step epochs: a longer episode does not make the smoke run minutes long.
+    old = config.schedule
+    paced = max(1, round(old.train_batches_per_epoch * 8 / old.train_timesteps_per_epoch))
+    assert sched.train_batches_per_epoch == paced
 
 
 def test_smoke_keeps_its_few_steps_when_an_episode_is_too_long_or_unknown():

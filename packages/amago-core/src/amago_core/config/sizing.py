@@ -388,7 +388,9 @@ def size_schedule(
         epochs = max(1, math.ceil(pool_steps / steps) if smoke else round(pool_steps / steps))
     batches = old_batches
     if not is_set(user, "schedule", "train_batches_per_epoch") and old_batches > 0:
-        batches = max(1, round(old_batches * steps / old_steps))
+        # --smoke plays a whole episode but keeps the updates of its 8-step epochs: seconds, not minutes.
+        paced = min(steps, SMOKE_STEPS_PER_ACTOR // 2) if smoke else steps
+        batches = max(1, round(old_batches * paced / old_steps))
     sized["schedule"].update(epochs=epochs, train_timesteps_per_epoch=steps, train_batches_per_epoch=batches)
     sized["schedule"].update(_validation(config, user, epochs, epochs * steps, smoke))
 
