@@ -118,6 +118,8 @@ def test_smoke_reaches_the_end_of_an_episode_of_every_preset_that_it_can(env_id)
     episode = resolve_config([], {"env": env_id}, []).component("env").episode_steps()
     sched = config["schedule"]
     per_actor = sched["epochs"] * sched["train_timesteps_per_epoch"]
+    if config["rollout"]["env_mode"] == "already_vectorized":  # one batch row per actor, or the pool refuses
+        assert config["env"]["num_envs"] == config["rollout"]["parallel_actors"]
     if episode is not None and episode <= SMOKE_LONGEST_EPISODE:
         assert per_actor > episode
     else:

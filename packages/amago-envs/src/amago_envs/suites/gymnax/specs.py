@@ -11,7 +11,7 @@ memory preallocation (``XLA_PYTHON_CLIENT_PREALLOCATE=false``) unless the user s
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import Field, field_validator
 
@@ -76,6 +76,10 @@ class GymnaxConfig(EnvSuiteConfig):
     @classmethod
     def _known_task(cls, task: str | None) -> str | None:
         return check_task("gymnax", task, GYMNAX_TASKS)
+
+    def smoke_options(self) -> dict[str, Any]:
+        """``--smoke`` runs 2 actors, and an already-vectorised env has one row per actor: 2 rows."""
+        return {"num_envs": 2}
 
 
 GYMNAX = ComponentSpec(
