@@ -1,5 +1,6 @@
 """Small CLI items: `amago --version`, bounded unknown-task lines, rounded JSON floats, one plot panel per val
-metric, optional libraries named in one line, and the doctor's line for procgen's own environment."""
+metric, optional libraries named in one line (the doctor's line for procgen's own environment:
+test_doctor_own_environment.py)."""
 
 from __future__ import annotations
 
@@ -12,10 +13,9 @@ from importlib.metadata import version
 import pytest
 from typer.testing import CliRunner
 
-from amago_core.cli import doctor
+from amago_core.cli import version as version_module
 from amago_core.cli.app import app
 from amago_core.cli.output import print_json, readable_float
-from amago_core.cli.version import DISTRIBUTIONS
 from amago_core.optional import MissingOptionalDependencyError, require
 from amago_core.plugins.registry import registries
 
@@ -29,8 +29,38 @@ def test_version_prints_each_of_amagos_distributions() -> None:
     result = runner.invoke(app, ["--version"])
     assert result.exit_code == 0, result.output
     lines = result.stdout.splitlines()
-    assert [line.split()[0] for line in lines] == list(DISTRIBUTIONS)
+    assert [line.split()[0] for line in lines] == version_module.own_distributions()
     assert f"amago-core {version('amago-core')}" in lines
+
+
+def test_amagos_own_distributions_come_from_the_meta_packages_requirements() -> None:
+    # The workspace installs the example plugins (amago-plugin-*) too: being installed does not make them amago's.
+    assert version_module.own_distributions() == [
+        "amago",
+        "amago-core",
+        "amago-agents",
+        "amago-envs",
+        "amago-nets",
+    ]
+
+
+def test_without_the_meta_package_the_installed_amago_distributions_stand_in(monkeypatch) -> None:
+    monkeypatch.setattr(version_module, "builtin_distributions", lambda: frozenset({"amago", "amago-core"}))
+    monkeypatch.setattr(version_module, "_installed", lambda name: name != "amago")
+    names = version_module.own_distributions()
+    assert names[:2] == ["amago", "amago-core"]
+    assert {"amago-nets", "amago-agents", "amago-envs"} <= set(names)
+    assert not any(name.startswith("amago-plugin-") for name in names)
+
+    def version_without_the_meta_package(name: str) -> str:
+        if name == "amago":
+            raise version_module.metadata.PackageNotFoundError(name)
+        return version(name)
+
+    monkeypatch.setattr(version_module.metadata, "version", version_without_the_meta_package)
+    lines = version_module.version_lines()
+    assert lines[:2] == ["amago (not installed)", f"amago-core {version('amago-core')}"]
+    assert f"amago-nets {version('amago-nets')}" in lines
 
 
 # --- unknown tasks: one bounded line -----------------------------------------------------------------------
@@ -267,56 +297,6 @@ def test_require_keeps_the_error_of_an_installed_library_that_fails_inside(tmp_p
         require("half_installed", "x", "a feature")
     assert not isinstance(excinfo.value, MissingOptionalDependencyError)
     assert excinfo.value.name == "a_dependency_that_is_not_there"
-
-
-# --- the doctor and procgen's own environment ---------------------------------------------------------------
-
-
-def test_missing_procgen_under_numpy_2_gets_its_own_environment(monkeypatch) -> None:
-    monkeypatch.setattr(doctor, "installed_numpy_version", lambda: "2.4.6")
-    line = doctor.component_problem("envs:procgen", "needs procgen, which is not installed", broken=False)
-    assert "\n" not in line
-    assert line.startswith("envs:procgen: procgen needs numpy<2 and this environment has numpy 2.4.6")
-    assert (
-        "UV_PROJECT_ENVIRONMENT=.venv-procgen uv sync --locked --no-dev --group test --extra procgen" in line
-    )
-    assert 'pip install "amago-envs[procgen]"` in a fresh venv' in line
-
-
-def test_missing_procgen_under_numpy_1_keeps_its_install_line(monkeypatch) -> None:
-    monkeypatch.setattr(doctor, "installed_numpy_version", lambda: "1.26.4")
-    detail = 'needs procgen, which is not installed; run: pip install "amago-envs[procgen]"'
-    assert doctor.component_problem("envs:procgen", detail, broken=False) == f"envs:procgen: {detail}"
-
-
-def test_broken_procgen_says_why_and_how_to_build_its_environment(monkeypatch) -> None:
-    monkeypatch.setattr(doctor, "installed_numpy_version", lambda: "1.26.4")
-    line = doctor.component_problem("envs:procgen", "cannot be imported (ImportError)", broken=True)
-    assert line.startswith("envs:procgen: cannot be imported (ImportError); procgen needs numpy<2, so")
-    assert "--extra procgen" in line
-
-
-def test_other_components_keep_their_own_line(monkeypatch) -> None:
-    monkeypatch.setattr(doctor, "installed_numpy_version", lambda: "2.4.6")
-    assert doctor.component_problem("envs:ale", "needs ale_py", broken=False) == "envs:ale: needs ale_py"
-
-
-def test_doctor_reports_the_procgen_line(monkeypatch) -> None:
-    if "procgen" not in registries().env_suites.names():
-        pytest.skip("amago-envs (procgen's suite) is not installed")
-    statuses = {info.name: str(info.status) for info in registries().env_suites.describe()}
-    if statuses.get("procgen") != "missing":
-        pytest.skip("procgen is installed here (its own environment)")
-    # The child-process probes are not what this test is about (and take seconds): answer them here.
-    monkeypatch.setattr(doctor, "find_torch_importers", lambda modules: {})
-    monkeypatch.setattr(doctor, "find_failing_builds", lambda labels: ({}, [], ""))
-    monkeypatch.setattr(
-        doctor, "probe_accelerators", lambda kernels=(): {"torch": "x", "cuda": False, "kernels": {}}
-    )
-    monkeypatch.setattr(doctor, "installed_numpy_version", lambda: "2.0.0")
-    report = doctor.examine()
-    (line,) = [w for w in report.warnings if w.startswith("envs:procgen:")]
-    assert "procgen needs numpy<2 and this environment has numpy 2.0.0" in line
 
 
 @pytest.mark.parametrize(
