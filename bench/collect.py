@@ -20,10 +20,10 @@ from pathlib import Path
 
 import numpy as np
 
-from amago_envs.creator import EnvCreator
-from amago_envs.env import AMAGOEnv
+from amago_core.rollout.creator import EnvCreator
+from amago_core.rollout.env import AMAGOEnv
+from amago_core.rollout.pools import make_pool
 from amago_envs.exploration.specs import EGREEDY
-from amago_envs.pools import make_pool
 from amago_envs.suites.frozen_lake import MetaFrozenLake
 
 

@@ -7,8 +7,8 @@ import numpy as np
 import pytest
 
 from amago_core.data.writer import TrajectoryWriter
-from amago_envs.env import AMAGO_ENV_LOG_PREFIX, AMAGOEnv, EnvContractError
-from amago_envs.sequence import SequenceEnv
+from amago_core.rollout.env import AMAGO_ENV_LOG_PREFIX, AMAGOEnv, EnvContractError
+from amago_core.rollout.sequence import SequenceEnv
 
 
 class CountEnv(gym.Env):

@@ -11,10 +11,10 @@ import numpy as np
 import pytest
 from pydantic import ValidationError
 
-from amago_envs.env import AMAGOEnv
+from amago_core.rollout.env import AMAGOEnv
+from amago_core.rollout.sequence import SequenceEnv
 from amago_envs.exploration.specs import BILEVEL, EGREEDY, TMAZE, BilevelConfig, EGreedyConfig
 from amago_envs.exploration.wrappers import BilevelEpsilonGreedy, EpsilonGreedy
-from amago_envs.sequence import SequenceEnv
 
 
 class RecordEnv(gym.Env):
@@ -49,7 +49,9 @@ def box_env(ep_len: int = 1000) -> tuple[RecordEnv, AMAGOEnv]:
 
 def test_egreedy_schedule_values():
     _, env = discrete_env()
-    wrapper = EpsilonGreedy(env, eps_start=1.0, eps_end=0.1, steps_anneal=10, randomize_eps=False, seed=0)
+    wrapper = EpsilonGreedy(
+        env, EGreedyConfig(eps_start=1.0, eps_end=0.1, steps_anneal=10, randomize_eps=False), seed=0
+    )
     wrapper.reset()
     seen = []
     for _ in range(14):
@@ -62,8 +64,7 @@ def test_egreedy_schedule_values():
 
 def test_bilevel_schedule_decays_within_the_episode_and_across_actor_steps():
     _, env = discrete_env(ep_len=5)
-    wrapper = BilevelEpsilonGreedy(
-        env,
+    config = BilevelConfig(
         rollout_horizon=5,
         eps_start_start=1.0,
         eps_start_end=0.2,
@@ -71,8 +72,8 @@ def test_bilevel_schedule_decays_within_the_episode_and_across_actor_steps():
         eps_end_end=0.1,
         steps_anneal=20,
         randomize_eps=False,
-        seed=0,
     )
+    wrapper = BilevelEpsilonGreedy(env, config, seed=0)
     seq = SequenceEnv(wrapper)  # resets the env in the same step its episode ends
     seq.reset()
     seen = []
@@ -91,9 +92,9 @@ def test_bilevel_schedule_decays_within_the_episode_and_across_actor_steps():
 def test_quiet_steps_use_their_own_epsilon_each_episode():
     _, env = discrete_env(ep_len=6)
     built = EGREEDY.build(
-        {"eps_start": 0.9, "eps_end": 0.9, "quiet_steps": [1, 4], "quiet_eps": 0.02}, env=env
+        {"eps_start": 0.9, "eps_end": 0.9, "quiet_steps": [1, 4], "quiet_eps": 0.02, "randomize_eps": False},
+        env=env,
     )
-    built.randomize_eps = False
     seq = SequenceEnv(built)  # resets in the step an episode ends, so step_count restarts at 0
     seq.reset()
     seen = []
@@ -124,7 +125,7 @@ def test_tmaze_exploration_is_quiet_at_half_over_h_inside_the_corridor_only():
 def test_tmaze_exploration_anneals_outside_the_corridor_and_has_no_corridor_when_short():
     _, env = discrete_env(ep_len=5)
     built = TMAZE.build({"corridor_length": 4, "steps_anneal": 10, "randomize_eps": False}, env=env)
-    assert built.quiet_steps is None  # [1, 1): no corridor step to keep quiet
+    assert built.schedule.quiet_steps is None  # [1, 1): no corridor step to keep quiet
     seq = SequenceEnv(built)
     seq.reset()
     for _ in range(20):
@@ -134,7 +135,7 @@ def test_tmaze_exploration_anneals_outside_the_corridor_and_has_no_corridor_when
 
 def test_random_multiplier_is_redrawn_on_reset_and_on_episode_end():
     _, env = discrete_env(ep_len=3)
-    wrapper = EpsilonGreedy(env, eps_start=1.0, eps_end=1.0, randomize_eps=True, seed=1)
+    wrapper = EpsilonGreedy(env, EGreedyConfig(eps_start=1.0, eps_end=1.0, randomize_eps=True), seed=1)
     wrapper.reset()
     m0 = wrapper.multiplier.copy()
     assert 0.0 <= m0[0] < 1.0
@@ -147,14 +148,16 @@ def test_random_multiplier_is_redrawn_on_reset_and_on_episode_end():
     assert m1[0] != m0[0]
     wrapper.reset()
     assert wrapper.multiplier[0] != m1[0]
-    off = EpsilonGreedy(discrete_env()[1], randomize_eps=False)
+    off = EpsilonGreedy(discrete_env()[1], EGreedyConfig(randomize_eps=False))
     off.reset()
     assert off.multiplier.tolist() == [1.0]
 
 
 def test_discrete_stored_action_is_the_executed_action():
     inner, env = discrete_env()
-    seq = SequenceEnv(EpsilonGreedy(env, eps_start=0.5, eps_end=0.5, randomize_eps=False, seed=3))
+    seq = SequenceEnv(
+        EpsilonGreedy(env, EGreedyConfig(eps_start=0.5, eps_end=0.5, randomize_eps=False), seed=3)
+    )
     seq.reset()
     changed = 0
     for _ in range(200):
@@ -168,7 +171,9 @@ def test_discrete_stored_action_is_the_executed_action():
 
 def test_continuous_noise_scale_clipping_and_stored_action():
     inner, env = box_env()
-    seq = SequenceEnv(EpsilonGreedy(env, eps_start=0.3, eps_end=0.3, randomize_eps=False, seed=4))
+    seq = SequenceEnv(
+        EpsilonGreedy(env, EGreedyConfig(eps_start=0.3, eps_end=0.3, randomize_eps=False), seed=4)
+    )
     seq.reset()
     policy = np.array([[0.0, 0.95]], np.float32)
     stored = []
@@ -221,13 +226,27 @@ def test_specs_build_with_defaults_and_context():
     _, env = discrete_env()
     built = EGREEDY.build(None, env=env, seed=0)
     assert isinstance(built, EpsilonGreedy)
-    assert built.eps_start_start == 1.0
+    assert built.schedule.eps_start_start == 1.0
     assert built.rollout_horizon == math.inf
     bilevel = BILEVEL.build({"eps_end_end": 0.02}, env=env, rollout_horizon=50)
     assert isinstance(bilevel, BilevelEpsilonGreedy)
-    assert (bilevel.rollout_horizon, bilevel.eps_end_end) == (50, 0.02)
+    assert (bilevel.rollout_horizon, bilevel.schedule.eps_end_end) == (50, 0.02)
     with pytest.raises(ValueError, match="rollout_horizon"):
         BILEVEL.build(None, env=env)
+
+
+def test_wrappers_take_their_config_and_default_to_it():
+    _, env = discrete_env()
+    # AMAGO's exploration_wrapper_type=EpsilonGreedy: the class is called with the env and seed only.
+    default = EpsilonGreedy(env=env, seed=0)
+    assert default.schedule == EGreedyConfig().as_bilevel()
+    assert default.rollout_horizon == math.inf
+    tuned = EpsilonGreedy(env, EGreedyConfig(eps_start=0.4, eps_end=0.2), start_step=5)
+    assert (tuned.schedule.eps_start_start, tuned.schedule.eps_end_end, tuned.global_step) == (0.4, 0.2, 5)
+    bilevel = BilevelEpsilonGreedy(env, BilevelConfig(rollout_horizon=30))
+    assert (bilevel.rollout_horizon, bilevel.schedule.eps_end_start) == (30, 0.8)
+    with pytest.raises(ValueError, match=r"set exploration\.rollout_horizon"):
+        BilevelEpsilonGreedy(env)
 
 
 def test_configs_are_documented_and_validated():

@@ -11,10 +11,10 @@ import numpy as np
 import pytest
 
 from amago_core.data.files import load_traj
-from amago_envs.creator import EnvCreator
-from amago_envs.env import AMAGO_ENV_LOG_PREFIX, AMAGOEnv, EnvContractError
+from amago_core.rollout.creator import EnvCreator
+from amago_core.rollout.env import AMAGO_ENV_LOG_PREFIX, AMAGOEnv, EnvContractError
+from amago_core.rollout.pools import AsyncPool, EnvWorkerError, make_pool
 from amago_envs.exploration.specs import EGREEDY
-from amago_envs.pools import AsyncPool, EnvWorkerError, make_pool
 
 # Worker processes cannot import this test module by name; ship its classes by value.
 cloudpickle.register_pickle_by_value(sys.modules[__name__])

@@ -612,12 +612,13 @@ def _compare_epsilon(
     import gymnasium as gym
 
     from amago_core.rollout.env import AMAGOEnv
+    from amago_envs.exploration.specs import BilevelConfig, EGreedyConfig
     from amago_envs.exploration.wrappers import BilevelEpsilonGreedy, EpsilonGreedy
 
     env = AMAGOEnv(gym.make("CartPole-v1"), env_name="parity")
     wrappers = {
-        "egreedy": EpsilonGreedy(env, randomize_eps=False, **case["egreedy"]),
-        "bilevel": BilevelEpsilonGreedy(env, randomize_eps=False, **case["bilevel"]),
+        "egreedy": EpsilonGreedy(env, EGreedyConfig(randomize_eps=False, **case["egreedy"])),
+        "bilevel": BilevelEpsilonGreedy(env, BilevelConfig(randomize_eps=False, **case["bilevel"])),
     }
     rows = []
     for name, wrapper in wrappers.items():

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import subprocess
 import sys
 from importlib.metadata import entry_points
@@ -152,7 +153,7 @@ def test_fixed_locations_round_trip_through_json() -> None:
     ],
 )
 def test_build_makes_amago_envs(spec, options, env_name) -> None:
-    from amago_envs.env import AMAGOEnv
+    from amago_core.rollout.env import AMAGOEnv
 
     suite = spec.build(options)
     if env_name is not None:
@@ -173,6 +174,33 @@ def test_build_makes_amago_envs(spec, options, env_name) -> None:
 def test_unknown_split_is_refused() -> None:
     with pytest.raises(ValueError, match=r"unknown split 'valid'\. Did you mean 'val'\?"):
         TMAZE.build().make_env("valid")
+
+
+@pytest.mark.parametrize(
+    ("module", "suite", "options"),
+    [
+        ("xland", "XLandSuite", {}),
+        ("procgen", "ProcgenSuite", {}),
+        ("gymnax", "GymnaxSuite", {}),
+        ("metaworld", "MetaworldSuite", {}),
+        ("babyai", "BabyAISuite", {}),
+        ("ale", "ALESuite", {}),  # multigame: a make_env of its own
+        ("ale", "ALESuite", {"task": "Pong"}),
+        ("popgym", "POPGymSuite", {}),
+        ("popgym", "POPGymSuite", {"task": "multidomain"}),  # a make_env of its own
+    ],
+)
+def test_suites_with_their_own_make_env_refuse_an_unknown_split_alike(
+    module: str, suite: str, options: dict[str, str]
+) -> None:
+    # The split is checked before the env is built, so this runs without the suites' extras installed.
+    import importlib
+
+    cls = getattr(importlib.import_module(f"amago_envs.suites.{module}.suite"), suite)
+    made = cls(cls.config_type.model_validate(options))
+    expected = "unknown split 'valid'. Did you mean 'val'? Use one of: train, val, test."
+    with pytest.raises(ValueError, match=f"^{re.escape(expected)}$"):
+        made.make_env("valid")
 
 
 def test_suite_rejects_a_foreign_config() -> None:

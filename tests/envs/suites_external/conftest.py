@@ -177,7 +177,7 @@ def play() -> Callable[..., tuple[Any, Any]]:
     """``play(env, steps, seed=0)``: random actions through a SequenceEnv; returns the last timestep and it."""
     import numpy as np
 
-    from amago_envs.sequence import SequenceEnv
+    from amago_core.rollout.sequence import SequenceEnv
 
     def run(env: Any, steps: int, seed: int = 0) -> tuple[Any, Any]:
         seq = SequenceEnv(env)

@@ -10,7 +10,7 @@ from typer.testing import CliRunner
 
 from amago_core.cli.app import app
 from amago_core.config.presets import preset_for_env
-from amago_envs.env import AMAGOEnv
+from amago_core.rollout.env import AMAGOEnv
 from amago_envs.suites.alchemy.specs import ALCHEMY_INSTALL_HINT
 
 dm_env = pytest.importorskip("dm_env", reason="the adapter tests build their fake from dm_env's own types")

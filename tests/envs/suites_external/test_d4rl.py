@@ -11,7 +11,7 @@ from typer.testing import CliRunner
 from amago_core.data.disk_buffer import DiskTrajDataset
 from amago_core.data.files import load_traj, parse_traj_file_name
 from amago_core.plugins.registry import registries
-from amago_envs.env import AMAGO_ENV_LOG_PREFIX
+from amago_core.rollout.env import AMAGO_ENV_LOG_PREFIX
 from amago_envs.suites.d4rl.specs import D4RL
 
 minari = pytest.importorskip("minari")

@@ -10,7 +10,7 @@ import pytest
 os.environ.setdefault("MUJOCO_GL", "disable")  # no display; these tests never render
 
 from amago_core.plugins.registry import registries
-from amago_envs.env import AMAGO_ENV_LOG_PREFIX
+from amago_core.rollout.env import AMAGO_ENV_LOG_PREFIX
 from amago_envs.suites.half_cheetah_vel.specs import HALF_CHEETAH_VEL
 
 pytest.importorskip("mujoco")

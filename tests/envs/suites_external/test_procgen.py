@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 from amago_core.config.presets import preset_for_env
-from amago_envs.env import AMAGOEnv
+from amago_core.rollout.env import AMAGOEnv
 from amago_envs.suites.procgen.specs import ALL_PROCGEN_GAMES, EASY_GAMES, MEMORY_GAMES
 from amago_envs.suites.procgen.two_attempt import BOX_SIZE, TwoAttemptProcgen, procgen_mode
 

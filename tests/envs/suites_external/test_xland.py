@@ -12,7 +12,7 @@ pytest.importorskip("xminigrid", reason='needs the xland extra: pip install "ama
 
 from amago_core.config.presets import preset_for_env
 from amago_core.plugins.registry import registries
-from amago_envs.env import AMAGO_ENV_LOG_PREFIX
+from amago_core.rollout.env import AMAGO_ENV_LOG_PREFIX
 from amago_envs.suites.xland.rulesets import BenchmarkUnavailableError, generate_rulesets
 
 # The CLI test uses the same shapes, so it reuses the programs compiled here (an XLand compile takes seconds).

@@ -7,10 +7,8 @@ torch or gymnasium) names its public objects here and loads each on first attrib
 from __future__ import annotations
 
 import importlib
-import pkgutil
 import sys
 from collections.abc import Callable, Mapping
-from types import ModuleType
 from typing import Any
 
 
@@ -47,20 +45,3 @@ def lazy_exports(
         return sorted({*public, *vars(sys.modules[package])})
 
     return __getattr__, __dir__, list(public)
-
-
-def alias_module(old_name: str, new_name: str) -> ModuleType:
-    """Makes the module ``old_name`` the very module ``new_name`` (for code that moved between packages).
-
-    Called at the top of the old module's file; Python's import system returns whatever ``sys.modules`` holds
-    for a name after its file ran, so ``import old`` and ``import new`` give one module object (classes stay
-    identical, ``isinstance`` keeps working, monkeypatching either name patches both). When ``new_name`` is a
-    package, each of its submodules gets its old name too (``old.sub`` is ``new.sub``), so that imports of
-    submodules under the old name never load a second copy of a file.
-    """
-    module = importlib.import_module(new_name)
-    if hasattr(module, "__path__"):
-        for info in pkgutil.walk_packages(module.__path__, prefix=f"{new_name}."):
-            sys.modules[old_name + info.name[len(new_name) :]] = importlib.import_module(info.name)
-    sys.modules[old_name] = module
-    return module

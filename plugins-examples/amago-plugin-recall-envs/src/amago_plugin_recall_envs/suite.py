@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from amago_envs.env import AMAGOEnv
+from amago_core.rollout import AMAGOEnv
 from amago_plugin_recall_envs.env import CueRecall
 from amago_plugin_recall_envs.specs import TASK_DELAYS, CueRecallConfig
 

@@ -77,6 +77,20 @@ class EGreedyConfig(QuietStretchConfig):
     """Multiply epsilon by a U[0, 1) draw per env row, redrawn at every reset and episode end, so that actors
     explore at different rates."""
 
+    def as_bilevel(self) -> BilevelConfig:
+        """The same exploration as a ``bilevel`` schedule whose episode-start and episode-end epsilons are equal,
+        so it does not decay within an episode (its ``rollout_horizon`` stays None: there is none to follow)."""
+        return BilevelConfig(
+            eps_start_start=self.eps_start,
+            eps_start_end=self.eps_end,
+            eps_end_start=self.eps_start,
+            eps_end_end=self.eps_end,
+            steps_anneal=self.steps_anneal,
+            randomize_eps=self.randomize_eps,
+            quiet_steps=self.quiet_steps,
+            quiet_eps=self.quiet_eps,
+        )
+
 
 class BilevelConfig(QuietStretchConfig):
     """Epsilon-greedy whose epsilon also decays *within* each episode (AMAGO paper, Fig. 13): explore early in

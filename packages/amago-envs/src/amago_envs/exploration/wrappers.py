@@ -25,53 +25,66 @@ import numpy as np
 from amago_core.rollout.env import AMAGOEnv
 from amago_envs.exploration.specs import BilevelConfig, EGreedyConfig, TMazeExplorationConfig
 
+_HORIZON_MISSING = (
+    "bilevel exploration needs a rollout horizon: set exploration.rollout_horizon in the config "
+    "(the number of steps in one rollout of your env)."
+)
+
 
 class BilevelEpsilonGreedy:
     """Wraps an ``AMAGOEnv`` (or anything with its interface) and perturbs the actions it is given.
 
     Args:
         env: the env to explore in (Discrete or Box actions).
-        rollout_horizon: steps over which epsilon decays within an episode (``math.inf``: no decay).
-        eps_start_start, eps_start_end, eps_end_start, eps_end_end: the two annealed endpoints (see module).
-        steps_anneal: actor steps over which both endpoints anneal.
-        randomize_eps: per-row random multiplier, redrawn on reset and on every episode end.
+        config: the schedule (see module); its ``rollout_horizon`` is required here. None: the defaults, which
+            name no horizon.
         seed: seed of the noise (None: fresh entropy).
         start_step: actor steps taken before this wrapper existed (a resumed run continues its schedule).
-        quiet_steps: episode steps ``[first, last)`` explored at ``quiet_eps`` instead (None: none).
-        quiet_eps: epsilon inside ``quiet_steps``.
+
+    Raises:
+        ValueError: MultiBinary actions, or a config without a rollout horizon.
+
+    Attributes:
+        schedule: the schedule followed, as a bilevel config.
+        rollout_horizon: steps over which epsilon decays within an episode (``math.inf``: no decay).
+        global_step: actor steps taken so far (the annealing clock).
     """
 
     def __init__(
         self,
         env: AMAGOEnv,
-        rollout_horizon: float,
-        eps_start_start: float = 1.0,
-        eps_start_end: float = 0.05,
-        eps_end_start: float = 0.8,
-        eps_end_end: float = 0.01,
-        steps_anneal: int = 1_000_000,
-        randomize_eps: bool = True,
+        config: BilevelConfig | None = None,
+        *,
         seed: int | None = None,
         start_step: int = 0,
-        quiet_steps: tuple[int, int] | None = None,
-        quiet_eps: float = 0.0,
     ) -> None:
+        config = BilevelConfig() if config is None else config
+        if config.rollout_horizon is None:
+            raise ValueError(_HORIZON_MISSING)
+        self._explore(env, config, config.rollout_horizon, seed=seed, start_step=start_step)
+
+    def _explore(
+        self,
+        env: AMAGOEnv,
+        schedule: BilevelConfig,
+        rollout_horizon: float,
+        *,
+        seed: int | None,
+        start_step: int,
+    ) -> None:
+        """Sets up the wrapper; ``rollout_horizon`` is separate from ``schedule`` because egreedy's is infinite."""
         if env.is_multibinary:
             msg = "epsilon-greedy exploration supports Discrete and Box actions, not MultiBinary; use exploration=None."
             raise ValueError(msg)
+        # A horizon filled in from the builder's context skips the config's validation, so it is checked here.
         if not rollout_horizon > 0:
             msg = f"rollout_horizon must be > 0; got {rollout_horizon}."
             raise ValueError(msg)
         self.env = env
+        self.schedule = schedule
         self.rollout_horizon = float(rollout_horizon)
-        self.eps_start_start, self.eps_start_end = eps_start_start, eps_start_end
-        self.eps_end_start, self.eps_end_end = eps_end_start, eps_end_end
-        self.steps_anneal = int(steps_anneal)
-        self.randomize_eps = randomize_eps
         self.rng = np.random.default_rng(seed)
         self.global_step = int(start_step)
-        self.quiet_steps = quiet_steps
-        self.quiet_eps = float(quiet_eps)
         self.multiplier = np.ones(env.batched_envs)
         self.last_eps = np.zeros(env.batched_envs)
         """Epsilon used on the last step, per row (for logging and tests)."""
@@ -83,24 +96,25 @@ class BilevelEpsilonGreedy:
         return getattr(self.env, name)
 
     def _redraw(self, rows: np.ndarray | slice) -> None:
-        if self.randomize_eps:
+        if self.schedule.randomize_eps:
             n = len(self.multiplier[rows])
             self.multiplier[rows] = self.rng.random(n)
 
     def _annealed(self, start: float, end: float) -> float:
-        return max(start - self.global_step * (start - end) / self.steps_anneal, end)
+        return max(start - self.global_step * (start - end) / self.schedule.steps_anneal, end)
 
     def epsilon(self, local_step: np.ndarray) -> np.ndarray:
         """Per-row epsilon at the current actor step for rows at episode step ``local_step``."""
-        eps_start = self._annealed(self.eps_start_start, self.eps_start_end)
-        eps_end = self._annealed(self.eps_end_start, self.eps_end_end)
+        schedule = self.schedule
+        eps_start = self._annealed(schedule.eps_start_start, schedule.eps_start_end)
+        eps_end = self._annealed(schedule.eps_end_start, schedule.eps_end_end)
         frac = np.asarray(local_step, dtype=np.float64) / self.rollout_horizon
         within = eps_start - (eps_start - eps_end) * frac
         eps = np.clip(self.multiplier * within, 0.0, 1.0)
-        if self.quiet_steps is not None:
-            first, last = self.quiet_steps
+        if schedule.quiet_steps is not None:
+            first, last = schedule.quiet_steps
             steps = np.asarray(local_step)
-            eps = np.where((steps >= first) & (steps < last), self.quiet_eps, eps)
+            eps = np.where((steps >= first) & (steps < last), schedule.quiet_eps, eps)
         return eps
 
     def add_noise(self, action: Any) -> Any:
@@ -139,51 +153,32 @@ class BilevelEpsilonGreedy:
 
 
 class EpsilonGreedy(BilevelEpsilonGreedy):
-    """Epsilon-greedy without the within-episode decay (``egreedy``)."""
+    """Epsilon-greedy without the within-episode decay (``egreedy``).
+
+    Args:
+        env: the env to explore in (Discrete or Box actions).
+        config: the schedule (None: the defaults, AMAGO's).
+        seed: seed of the noise (None: fresh entropy).
+        start_step: actor steps taken before this wrapper existed (a resumed run continues its schedule).
+    """
 
     def __init__(
         self,
         env: AMAGOEnv,
-        eps_start: float = 1.0,
-        eps_end: float = 0.05,
-        steps_anneal: int = 1_000_000,
-        randomize_eps: bool = True,
+        config: EGreedyConfig | None = None,
+        *,
         seed: int | None = None,
         start_step: int = 0,
-        quiet_steps: tuple[int, int] | None = None,
-        quiet_eps: float = 0.0,
     ) -> None:
-        super().__init__(
-            env,
-            rollout_horizon=math.inf,
-            eps_start_start=eps_start,
-            eps_start_end=eps_end,
-            eps_end_start=eps_start,
-            eps_end_end=eps_end,
-            steps_anneal=steps_anneal,
-            randomize_eps=randomize_eps,
-            seed=seed,
-            start_step=start_step,
-            quiet_steps=quiet_steps,
-            quiet_eps=quiet_eps,
-        )
+        config = EGreedyConfig() if config is None else config
+        self._explore(env, config.as_bilevel(), math.inf, seed=seed, start_step=start_step)
 
 
 def build_egreedy(
     config: EGreedyConfig, *, env: AMAGOEnv, seed: int | None = None, start_step: int = 0, **_: Any
 ) -> EpsilonGreedy:
     """Factory of the ``egreedy`` spec: wraps ``env``."""
-    return EpsilonGreedy(
-        env,
-        eps_start=config.eps_start,
-        eps_end=config.eps_end,
-        steps_anneal=config.steps_anneal,
-        randomize_eps=config.randomize_eps,
-        seed=seed,
-        start_step=start_step,
-        quiet_steps=config.quiet_steps,
-        quiet_eps=config.quiet_eps,
-    )
+    return EpsilonGreedy(env, config, seed=seed, start_step=start_step)
 
 
 def build_bilevel(
@@ -196,27 +191,9 @@ def build_bilevel(
     **_: Any,
 ) -> BilevelEpsilonGreedy:
     """Factory of the ``bilevel`` spec: wraps ``env``; the horizon comes from the config or the context."""
-    horizon = config.rollout_horizon or rollout_horizon
-    if horizon is None:
-        msg = (
-            "bilevel exploration needs a rollout horizon: set exploration.rollout_horizon in the config "
-            "(the number of steps in one rollout of your env)."
-        )
-        raise ValueError(msg)
-    return BilevelEpsilonGreedy(
-        env,
-        rollout_horizon=horizon,
-        eps_start_start=config.eps_start_start,
-        eps_start_end=config.eps_start_end,
-        eps_end_start=config.eps_end_start,
-        eps_end_end=config.eps_end_end,
-        steps_anneal=config.steps_anneal,
-        randomize_eps=config.randomize_eps,
-        seed=seed,
-        start_step=start_step,
-        quiet_steps=config.quiet_steps,
-        quiet_eps=config.quiet_eps,
-    )
+    if config.rollout_horizon is None and rollout_horizon is not None:
+        config = config.model_copy(update={"rollout_horizon": rollout_horizon})
+    return BilevelEpsilonGreedy(env, config, seed=seed, start_step=start_step)
 
 
 def build_tmaze(
@@ -228,4 +205,4 @@ def build_tmaze(
     **_: Any,
 ) -> EpsilonGreedy:
     """Factory of the ``tmaze`` spec: epsilon-greedy whose quiet stretch is the T-Maze corridor."""
-    return build_egreedy(config.as_egreedy(), env=env, seed=seed, start_step=start_step)
+    return EpsilonGreedy(env, config.as_egreedy(), seed=seed, start_step=start_step)

@@ -11,7 +11,7 @@ import gymnasium
 from amago_core.rollout.env import AMAGOEnv
 from amago_envs.suites.ale.env import MultiGameAtari, make_atari_game
 from amago_envs.suites.ale.specs import MULTIGAME, ALEConfig
-from amago_envs.suites.suite import SPLITS, BuiltinSuite, check_split
+from amago_envs.suites.suite import BuiltinSuite, check_split
 
 
 def actor_counts_near(n_actors: int, n_games: int) -> list[int]:
@@ -53,8 +53,9 @@ class ALESuite(BuiltinSuite):
 
     def make_env(self, split: str = "train") -> AMAGOEnv:
         """The env for ``split``; multi-game envs are named per game by the env itself (``env_name=None``)."""
-        if self.task != MULTIGAME or split not in SPLITS:
-            return super().make_env(split)  # the base class also rejects unknown splits
+        if self.task != MULTIGAME:
+            return super().make_env(split)
+        check_split(split)
         return AMAGOEnv(self.make_gym_env(), env_name=None)
 
     def make_game_env(self, split: str, game: str) -> AMAGOEnv:

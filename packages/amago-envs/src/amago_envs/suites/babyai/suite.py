@@ -7,7 +7,7 @@ import numpy as np
 from amago_core.rollout.env import AMAGOEnv
 from amago_envs.suites.babyai.env import MultitaskBabyAI
 from amago_envs.suites.babyai.specs import MULTITASK, MULTITASK_LEVELS, BabyAIConfig
-from amago_envs.suites.suite import SPLITS, BuiltinSuite
+from amago_envs.suites.suite import BuiltinSuite, check_split
 
 SEED_LIMIT = 1_000_000
 """Layout seeds run up to this; the train split takes the first ``train_seeds`` of them."""
@@ -61,6 +61,5 @@ class BabyAISuite(BuiltinSuite):
 
     def make_env(self, split: str = "train") -> AMAGOEnv:
         """The env for ``split``, named per level by the env itself (``env_name=None``)."""
-        if split not in SPLITS:
-            return super().make_env(split)  # the base class rejects unknown splits with a clear message
+        check_split(split)
         return AMAGOEnv(self.make_gym_env(split), env_name=None)

@@ -7,7 +7,7 @@ from typing import Any
 from amago_core.rollout.env import AMAGOEnv
 from amago_core.suggest import did_you_mean
 from amago_envs.suites.gymnax.specs import GYMNAX_DEFAULT_TASK, GymnaxConfig
-from amago_envs.suites.suite import SPLITS, BuiltinSuite
+from amago_envs.suites.suite import BuiltinSuite, check_split
 
 
 class GymnaxSuite(BuiltinSuite):
@@ -60,7 +60,5 @@ class GymnaxSuite(BuiltinSuite):
         Raises:
             ValueError: ``split`` is not one of train, val, test.
         """
-        if split not in SPLITS:
-            msg = f"unknown split {split!r}.{did_you_mean(split, SPLITS)} Use one of: {', '.join(SPLITS)}."
-            raise ValueError(msg)
+        check_split(split)
         return AMAGOEnv(self.make_gym_env(), env_name=self.env_name, batched_envs=self.config.num_envs)

@@ -5,10 +5,9 @@ from __future__ import annotations
 from typing import Any
 
 from amago_core.rollout.env import AMAGOEnv
-from amago_core.suggest import did_you_mean
 from amago_envs.suites.metaworld.kshot import KShotMetaworld
 from amago_envs.suites.metaworld.specs import MetaworldConfig
-from amago_envs.suites.suite import SPLITS, BuiltinSuite
+from amago_envs.suites.suite import BuiltinSuite, check_split
 
 
 class MetaworldSuite(BuiltinSuite):
@@ -49,8 +48,6 @@ class MetaworldSuite(BuiltinSuite):
         Raises:
             ValueError: ``split`` is not train, val or test.
         """
-        if split not in SPLITS:
-            msg = f"unknown split {split!r}.{did_you_mean(split, SPLITS)} Use one of: {', '.join(SPLITS)}."
-            raise ValueError(msg)
+        check_split(split)
         # env_name=None: AMAGOEnv reads the env's current name, so metrics are kept per Meta-World environment.
         return AMAGOEnv(self.make_gym_env(split), env_name=None)

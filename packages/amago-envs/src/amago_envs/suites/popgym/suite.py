@@ -14,7 +14,7 @@ from amago_envs.suites.popgym.specs import (
     POPGYM_DEFAULT_TASK,
     POPGymConfig,
 )
-from amago_envs.suites.suite import SPLITS, BuiltinSuite
+from amago_envs.suites.suite import BuiltinSuite, check_split
 
 
 class POPGymSuite(BuiltinSuite):
@@ -49,7 +49,8 @@ class POPGymSuite(BuiltinSuite):
 
     def make_env(self, split: str = "train") -> AMAGOEnv:
         """Like every suite, except that multidomain envs are named per episode (``env_name=None``)."""
-        if self.task != MULTIDOMAIN_TASK or split not in SPLITS:
-            return super().make_env(split)  # the base class also rejects unknown splits
+        if self.task != MULTIDOMAIN_TASK:
+            return super().make_env(split)
+        check_split(split)
         # No fixed name: AMAGOEnv reads the drawn task's name from the env at every call.
         return AMAGOEnv(self.make_gym_env(), env_name=None)

@@ -3,10 +3,9 @@
 from __future__ import annotations
 
 from amago_core.rollout.env import AMAGOEnv
-from amago_core.suggest import did_you_mean
 from amago_envs.suites.procgen.specs import TASK_GAMES, TASK_HORIZONS, TASK_REWARD_SCALES, ProcgenConfig
 from amago_envs.suites.procgen.two_attempt import TwoAttemptProcgen
-from amago_envs.suites.suite import SPLITS, BuiltinSuite
+from amago_envs.suites.suite import BuiltinSuite, check_split
 
 MAX_LEVEL = 10_000_000
 
@@ -63,7 +62,5 @@ class ProcgenSuite(BuiltinSuite):
         Raises:
             ValueError: ``split`` is not one of train, val, test.
         """
-        if split not in SPLITS:
-            msg = f"unknown split {split!r}.{did_you_mean(split, SPLITS)} Use one of: {', '.join(SPLITS)}."
-            raise ValueError(msg)
+        check_split(split)
         return _PerGameName(self.make_gym_env(split))

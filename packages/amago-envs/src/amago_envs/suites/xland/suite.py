@@ -6,7 +6,7 @@ from functools import cached_property
 
 from amago_core.rollout.env import AMAGOEnv
 from amago_core.suggest import did_you_mean
-from amago_envs.suites.suite import SPLITS, BuiltinSuite
+from amago_envs.suites.suite import BuiltinSuite, check_split
 from amago_envs.suites.xland.rulesets import Rulesets, generate_rulesets, load_benchmark_rulesets
 from amago_envs.suites.xland.specs import LOCAL_LEVELS, XLAND_DEFAULT_TASK, XLandConfig
 
@@ -89,7 +89,5 @@ class XLandSuite(BuiltinSuite):
         Raises:
             ValueError: unknown split or layout; BenchmarkUnavailableError (a ValueError) for a missing benchmark.
         """
-        if split not in SPLITS:
-            msg = f"unknown split {split!r}.{did_you_mean(split, SPLITS)} Use one of: {', '.join(SPLITS)}."
-            raise ValueError(msg)
+        check_split(split)
         return AMAGOEnv(self.make_gym_env(split), env_name=self.env_name, batched_envs=self.config.num_envs)
