@@ -25,7 +25,7 @@ def switch_async_mode(experiment: Experiment, mode: Literal["both", "collect", "
     Raises:
         pydantic.ValidationError: ``mode`` is not ``both``, ``collect`` or ``learn``.
     """
-    experiment.mode = mode
+    experiment.apply_settings(mode=mode)
 
 
 def _table_instead(keyword: str, flag: str, section: str, group: str) -> str:

@@ -168,14 +168,18 @@ def test_an_unknown_setting_fails_with_did_you_mean(tmp_path):
         Experiment(env="tmaze-passive", learning_rat=1e-3, ckpt_base_dir=tmp_path)
 
 
-def test_settings_read_and_write_as_attributes_through_the_config(tmp_path):
+def test_settings_read_as_attributes_and_change_only_through_apply_settings(tmp_path):
     experiment = Experiment(env="tmaze-passive", ckpt_base_dir=tmp_path, batch_size=5, run_name="attrs")
     assert experiment.batch_size == experiment.config.optim.batch_size == 5
-    experiment.epochs = 9
+    # Written as an attribute, a setting is refused in one line that names the keyword to pass instead.
+    with pytest.raises(AttributeError, match=r"pass epochs=\.\.\. to Experiment\(\.\.\.\)"):
+        experiment.epochs = 9
+    assert experiment.config.schedule.epochs != 9
+    experiment.apply_settings(epochs=9)
     assert experiment.config.schedule.epochs == 9
     with pytest.raises(ValueError, match=r"schedule\.epochs"):
-        experiment.epochs = 0  # validated like any other source
-    experiment.traj_encoder_type = "gru"
+        experiment.apply_settings(epochs=0)  # validated like any other source
+    experiment.apply_settings(traj_encoder_type="gru")
     assert experiment.components.traj_encoder.name == "rnn"
     instance_names = set(vars(experiment))
     assert not instance_names & set(flat_names()), "an instance attribute would hide a setting"

@@ -8,7 +8,7 @@ import gymnasium as gym
 import numpy as np
 import pytest
 
-from amago_core.policy.spaces import PolicySpaces, SpaceRecordError, space_from_json, space_to_json
+from amago_core.rollout.spaces import PolicySpaces, SpaceRecordError, space_from_json, space_to_json
 
 SPACES = [
     gym.spaces.Box(0, 255, (4, 4, 3), np.uint8),

@@ -133,7 +133,7 @@ def _shape(sd: Mapping[str, torch.Tensor], key: str) -> tuple[int, ...]:
 
 def _infer_spaces(sd: Mapping[str, torch.Tensor], config: AmagoRunConfig, multibinary: bool) -> Any:
     """Flat Box observation and the action space the weight shapes imply (no env to ask)."""
-    from amago_core.policy.spaces import PolicySpaces
+    from amago_core.rollout.spaces import PolicySpaces
 
     inputs = _shape(sd, "tstep_encoder.base.in_layer.weight")[1]
     state_dim = _shape(sd, "actor.base.in_layer.weight")[1]
@@ -170,7 +170,7 @@ def _env_spaces(env_id: str) -> tuple[Any, Any]:
     """The env slot config and the spaces of one env of ``env_id``."""
     from amago_core.config.experiment import ExperimentConfig
     from amago_core.plugins.registry import registries
-    from amago_core.policy.spaces import PolicySpaces
+    from amago_core.rollout.spaces import PolicySpaces
 
     try:
         suite = ExperimentConfig.model_validate({"env": env_id}).component("env")

@@ -8,10 +8,11 @@ from typing import Annotated
 
 import typer
 
-from amago_core.cli import config_cmd, doctor, eval_cmd, listing, plugin_new, run_cmd
+from amago_core.cli import config_cmd, disk_report, doctor, eval_cmd, listing, plugin_new, run_cmd
 from amago_core.cli.export_cmd import export_command
 from amago_core.cli.help_format import show_flags_without_a_type
 from amago_core.cli.version import top_level_options
+from amago_core.plugins.groups import cli_names_in_words
 
 show_flags_without_a_type()
 
@@ -30,7 +31,7 @@ GroupArgument = Annotated[
     str | None,
     typer.Argument(
         metavar="[GROUP]",
-        help="traj-encoders, tstep-encoders, agents, explorations, envs or relabelers; every group when left out.",
+        help=f"{cli_names_in_words()}; every group when left out.",
     ),
 ]
 JsonOption = Annotated[bool, typer.Option("--json", help="Print JSON for scripts instead of a table.")]
@@ -78,7 +79,7 @@ def doctor_command(
     With RUN_DIR: the run folder's disk use by part (checkpoints, buffer, quarantine, metrics, wandb...).
     """
     if run_dir is not None:
-        doctor.report_run_disk_use(run_dir, as_json)
+        disk_report.report_run_disk_use(run_dir, as_json)
         return
     doctor.run_doctor(as_json)
 

@@ -49,7 +49,7 @@ def size_run(
     """
     from pydantic import ValidationError
 
-    from amago_core.cli.errors import one_line_errors
+    from amago_core.cli.errors import fail_on_config_error, one_line_errors
     from amago_core.config.sizing import (
         SAFETY,
         BudgetError,
@@ -122,8 +122,6 @@ def size_run(
     except BudgetError as exc:
         fail(str(exc))
     except ValidationError as exc:  # a user setting the sizing must keep (say, a fixed epoch count) conflicts
-        from amago_core.cli.run_cmd import fail_on_config_error
-
         fail_on_config_error(exc)
     if announce:
         sys.stderr.write(f"amago: sized by {how}: {describe_schedule(sized)}\n")

@@ -27,6 +27,8 @@ import sys
 from collections.abc import Callable, Iterator
 from typing import Any
 
+from amago_core.plugins.groups import ComponentGroup, find_group
+
 TINY_SEQ_LEN = 8
 """``max_seq_len`` and ``tstep_dim`` of the example input."""
 
@@ -82,20 +84,20 @@ def _tiny_env(action_space: Any) -> Any:
     return AMAGOEnv(OneStep(), env_name="DoctorBuildCheck")
 
 
-def _attempts(group_key: str, spec: Any, regs: Any) -> list[Callable[[], Any]]:
+def _attempts(group: ComponentGroup, spec: Any, regs: Any) -> list[Callable[[], Any]]:
     """One or more ways to build ``spec`` on a tiny example input; the component passes if one works."""
     wanted = set(spec.config.inferred_context)
-    if group_key == "traj_encoder":
+    if group is ComponentGroup.TRAJ_ENCODERS:
         return [lambda: spec.build(None, tstep_dim=TINY_SEQ_LEN, max_seq_len=TINY_SEQ_LEN)]
-    if group_key == "tstep_encoder":
+    if group is ComponentGroup.TSTEP_ENCODERS:
         rl2 = _rl2_space(next(_action_spaces()))
         return [lambda: spec.build(None, obs_space=_obs_space(spec), rl2_space=rl2)]
-    if group_key == "env":
+    if group is ComponentGroup.ENV_SUITES:
         return [lambda: spec.build(None)]
-    if group_key == "relabeler":
+    if group is ComponentGroup.RELABELERS:
         context = {k: v for k, v in {"seed": 0, "env": None}.items() if k in wanted}
         return [lambda: spec.build(None, **context)]
-    if group_key == "agent":
+    if group is ComponentGroup.AGENTS:
         tstep = regs.tstep_encoders.builder(regs.tstep_encoders.default_name())
         traj = regs.traj_encoders.builder(regs.traj_encoders.default_name())
         obs = _obs_space(spec)
@@ -112,7 +114,7 @@ def _attempts(group_key: str, spec: Any, regs: Any) -> list[Callable[[], Any]]:
             )
 
         return [functools.partial(build_agent, space) for space in _action_spaces()]
-    if group_key == "exploration":
+    if group is ComponentGroup.EXPLORATIONS:
         extra = {k: v for k, v in {"rollout_horizon": 100, "start_step": 0}.items() if k in wanted}
 
         def build_exploration(space: Any) -> Any:
@@ -124,8 +126,6 @@ def _attempts(group_key: str, spec: Any, regs: Any) -> list[Callable[[], Any]]:
 
 def check(label: str, regs: Any) -> dict[str, Any]:
     """Builds the component ``label`` (``group:name``); ``{"label", "ok", "why"}``."""
-    from amago_core.plugins.groups import find_group
-
     group_word, _, name = label.partition(":")
     group = find_group(group_word)
     spec = regs[group].spec(name)
@@ -134,7 +134,7 @@ def check(label: str, regs: Any) -> dict[str, Any]:
     except Exception as exc:
         return {"label": label, "ok": False, "stage": "import", "why": _one_line(exc)}
     first_error: BaseException | None = None
-    for attempt in _attempts(group.key, spec, regs):
+    for attempt in _attempts(group, spec, regs):
         try:
             built = attempt()
         except Exception as exc:

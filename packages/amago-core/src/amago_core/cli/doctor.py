@@ -19,16 +19,15 @@ import sys
 import tempfile
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from fnmatch import fnmatch
-from importlib.metadata import PackageNotFoundError, version
-from pathlib import Path
+from importlib.metadata import version
 from typing import Any
 
 import typer
 
-from amago_core.cli.output import console, fail, print_json
+from amago_core.cli.output import console, print_json
 from amago_core.plugins.errors import PluginError
 from amago_core.plugins.registry import Status, registries
+from amago_core.plugins.spec import ComponentSpec
 
 # Modules the CLI and listing import: they must never pull in torch.
 TORCH_FREE_CORE_MODULES = (
@@ -54,6 +53,7 @@ for name in sys.argv[1:]:
         break
 print(json.dumps({"report": report, "checked": sys.argv[1:]}))
 """
+
 
 _ACCELERATOR_SCRIPT = """
 import importlib.util, json, sys
@@ -85,49 +85,22 @@ RAY_PROBE_TIMEOUT_S = 30.0
 """How long the doctor's child process may take to join a Ray cluster before it is called unreachable."""
 
 
-PROCGEN_LABEL = "envs:procgen"
-"""procgen's suite: its library needs numpy<2, which no environment with the other suites can have."""
-PROCGEN_ENVIRONMENT = (
-    "in the amago workspace `UV_PROJECT_ENVIRONMENT=.venv-procgen uv sync --locked --no-dev --group test "
-    "--extra procgen` (then `.venv-procgen/bin/amago run --env procgen`), elsewhere "
-    '`pip install "amago-envs[procgen]"` in a fresh venv'
-)
-"""How to build procgen's own environment (the same command CI uses)."""
-
-
-def installed_numpy_version() -> str | None:
-    """numpy's version from its metadata (numpy is not imported), or None when it is not installed."""
-    try:
-        return version("numpy")
-    except PackageNotFoundError:
-        return None
-
-
-def _numpy_2_or_later(numpy_version: str | None) -> bool:
-    major = (numpy_version or "").split(".")[0]
-    return major.isdigit() and int(major) >= 2
-
-
-def procgen_environment_hint() -> str:
-    """One sentence: procgen needs numpy<2 and its own environment, and the command that builds it."""
-    numpy_version = installed_numpy_version()
-    here = f" and this environment has numpy {numpy_version}" if _numpy_2_or_later(numpy_version) else ""
-    return f"procgen needs numpy<2{here}, so it gets an environment of its own: {PROCGEN_ENVIRONMENT}"
-
-
-def component_problem(label: str, detail: str, *, broken: bool) -> str:
+def component_problem(label: str, detail: str, *, broken: bool, spec: ComponentSpec | None = None) -> str:
     """The doctor's line for a component that is missing (``broken=False``) or broken.
 
-    procgen's suite gets the way to its own environment instead of an install line: installing the procgen
-    extra into an environment with numpy>=2 would downgrade numpy under every other suite.
+    A component whose spec sets ``own_environment`` (procgen: numpy<2) gets the way to its own environment: after
+    the problem when it is broken, and instead of the install line when this environment rules it out (installing
+    it here would break the other components).
     """
-    if label != PROCGEN_LABEL:
+    if spec is None or spec.own_environment is None:
         return f"{label}: {detail}"
+    try:
+        advice, ruled_out = spec.own_environment.advice(spec.name)
+    except PluginError as exc:
+        return f"{label}: {detail}; {exc}"
     if broken:
-        return f"{label}: {detail}; {procgen_environment_hint()}"
-    if _numpy_2_or_later(installed_numpy_version()):
-        return f"{label}: {procgen_environment_hint()}"
-    return f"{label}: {detail}"
+        return f"{label}: {detail}; {advice}"
+    return f"{label}: {advice}" if ruled_out else f"{label}: {detail}"
 
 
 @dataclass
@@ -292,17 +265,19 @@ def examine() -> DoctorReport:
     report.notes.append(f"plugin switches: {regs.switches.describe()}")
     spec_modules: list[str] = []
     buildable: dict[str, tuple[str, str]] = {}  # component label -> (its factory, its distribution)
+    specs: dict[str, ComponentSpec] = {}  # component label -> its spec, where it loaded
     kernels: dict[str, tuple[str, list[str]]] = {}  # module -> (install command, components using it)
     for registry in regs:
         for info in registry.describe():
             label = f"{registry.group.cli_name}:{info.name}"
             if info.status in (Status.BROKEN, Status.CONFLICT):
-                report.errors.append(component_problem(label, info.detail, broken=True))
+                report.errors.append(component_problem(label, info.detail, broken=True, spec=info.spec))
             elif info.status is Status.MISSING:
-                report.warnings.append(component_problem(label, info.detail, broken=False))
+                report.warnings.append(component_problem(label, info.detail, broken=False, spec=info.spec))
             if info.spec is not None and info.status is Status.OK:
                 buildable[label] = (info.spec.factory, "; ".join(info.distribution))
             if info.spec is not None:
+                specs[label] = info.spec
                 for module, install in info.spec.cuda_kernels.items():
                     kernels.setdefault(module, (install, []))[1].append(label)
                 undocumented = info.spec.config.fields_missing_docs()
@@ -342,7 +317,7 @@ def examine() -> DoctorReport:
                 f"({failure.why}); check_component reproduces it"
             )
         detail = f"{what}; fix or reinstall {origin}, or block it with AMAGO_BLOCK_PLUGINS=<distribution>"
-        report.errors.append(component_problem(label, detail, broken=True))
+        report.errors.append(component_problem(label, detail, broken=True, spec=specs.get(label)))
     if unchecked:
         report.warnings.append(f"build check: {stopped}; not built: {', '.join(unchecked)}")
     check_ray(report)
@@ -386,209 +361,3 @@ def run_doctor(as_json: bool) -> None:
         out.print(f"{verdict}: {len(report.errors)} error(s), {len(report.warnings)} warning(s)")
     if report.errors:
         raise typer.Exit(1)
-
-
-# --- a run folder's disk use (`amago doctor RUN_DIR`) -------------------------------------------------------
-
-RUN_FOLDER_MARKERS = ("config.resolved.json", "metrics.jsonl", "ckpts")
-"""A folder holding any of these is taken for a run folder (``{ckpt_base_dir}/{run_name}``)."""
-METRICS_FILES = "metrics*.jsonl"
-"""The run's metrics files: ``metrics.jsonl``, a collector's ``metrics-collect.jsonl``, rolled-back records."""
-
-
-@dataclass
-class DiskPart:
-    """One part of a run's files: where it is, what it holds on disk, and what bounds it."""
-
-    name: str
-    where: Path
-    bound: str
-    """What keeps the part from growing without end (the setting that does, or that nothing does)."""
-    bytes: int = 0
-    files: int = 0
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "part": self.name,
-            "path": str(self.where),
-            "bytes": self.bytes,
-            "files": self.files,
-            "bound": self.bound,
-        }
-
-
-def file_disk_bytes(stat: os.stat_result) -> int:
-    """Bytes a file takes on disk (its allocated blocks, as ``du`` counts), else its length."""
-    blocks = getattr(stat, "st_blocks", None)
-    return stat.st_size if blocks is None else blocks * 512
-
-
-def walk_files(folder: Path) -> list[tuple[Path, int]]:
-    """``(path, bytes on disk)`` of every file under ``folder``; links are counted, never followed."""
-    found: list[tuple[Path, int]] = []
-    pending = [folder]
-    while pending:
-        try:
-            with os.scandir(pending.pop()) as it:
-                entries = list(it)
-        except (FileNotFoundError, NotADirectoryError, PermissionError):
-            continue
-        for entry in entries:
-            try:
-                if entry.is_dir(follow_symlinks=False):
-                    pending.append(Path(entry.path))
-                else:
-                    found.append((Path(entry.path), file_disk_bytes(entry.stat(follow_symlinks=False))))
-            except FileNotFoundError:
-                continue  # removed while being counted (a running run rotates its files)
-    return found
-
-
-def folder_disk_use(folder: Path) -> tuple[int, int]:
-    """``(bytes on disk, files)`` under ``folder`` (0, 0 when it does not exist)."""
-    files = walk_files(folder)
-    return sum(size for _, size in files), len(files)
-
-
-def is_run_folder(path: Path) -> bool:
-    """Whether ``path`` is a folder holding one of :data:`RUN_FOLDER_MARKERS`."""
-    return path.is_dir() and any((path / marker).exists() for marker in RUN_FOLDER_MARKERS)
-
-
-def _run_config(run_dir: Path) -> dict[str, Any]:
-    try:
-        config = json.loads((run_dir / "config.resolved.json").read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return {}
-    return config if isinstance(config, dict) else {}
-
-
-def run_buffer_folder(run_dir: Path, config: dict[str, Any]) -> Path:
-    """The run's replay buffer: ``{replay.dset_root}/{replay.dset_name}/buffer``, where dset_root defaults to the
-    run's base folder and dset_name to the run's name (so by default ``RUN_DIR/buffer``, whatever the run
-    folder is called now)."""
-    replay = config.get("replay") or {}
-    dset_root, dset_name = replay.get("dset_root"), replay.get("dset_name")
-    if dset_root is None:
-        return (run_dir.parent / dset_name if dset_name else run_dir) / "buffer"
-    return Path(dset_root) / (dset_name or (config.get("run") or {}).get("name") or run_dir.name) / "buffer"
-
-
-def _bounds(config: dict[str, Any]) -> dict[str, str]:
-    """What bounds each part, with the run's own settings where it has them."""
-    from amago_core.data.disk_buffer import QUARANTINE_MAX_FILES  # numpy: only when a run folder is examined
-
-    schedule = config.get("schedule") or {}
-    replay = config.get("replay") or {}
-    keep_policies = schedule.get("keep_policies", "?")
-    policies = (
-        "all (schedule.keep_policies = None)"
-        if keep_policies is None
-        else f"newest {keep_policies} (schedule.keep_policies)"
-    )
-    every_state, every_policy = schedule.get("keep_state_every"), schedule.get("keep_policy_every")
-    return {
-        "training states": f"newest {schedule.get('keep_states', '?')} (schedule.keep_states)"
-        + (f" + epochs divisible by {every_state}" if every_state else ""),
-        "policy weights": policies + (f" + epochs divisible by {every_policy}" if every_policy else ""),
-        "rolling state": "the newest epoch only",
-        "buffer files": f"{replay.get('dset_max_size', '?')} FIFO files (replay.dset_max_size)",
-        "quarantine": f"newest {QUARANTINE_MAX_FILES} files",
-        "metrics": "append-only: 0.5-2.5 kB a record",
-        "plots": "redrawn in place",
-        "videos": "a folder per eval --video",
-        "wandb": "wandb's: wandb sync, wandb clean",
-        "other": "",
-    }
-
-
-def run_disk_use(run_dir: Path) -> list[DiskPart]:
-    """A run's disk use by part, in a fixed order; files under the run folder that no part claims are "other".
-
-    A buffer outside the run folder (``replay.dset_root`` or ``replay.dset_name`` set) is counted where it is.
-    """
-    config = _run_config(run_dir)
-    bounds = _bounds(config)
-    buffer = run_buffer_folder(run_dir, config)
-    ckpts = run_dir / "ckpts"
-    folders = {
-        "training states": ckpts / "training_states",
-        "policy weights": ckpts / "policy_weights",
-        "rolling state": ckpts / "latest",
-        "buffer files": buffer,
-        "quarantine": buffer / "quarantine",
-        "metrics": run_dir / METRICS_FILES,
-        "plots": run_dir / "plots",
-        "videos": run_dir / "videos",
-        "wandb": run_dir / "wandb",
-        "other": run_dir,
-    }
-    parts = {name: DiskPart(name, where, bounds[name]) for name, where in folders.items()}
-    # Innermost first: the quarantine sits inside the buffer folder, and the buffer may sit in the run folder.
-    claim_order = [
-        parts["quarantine"],
-        *(part for part in parts.values() if part.name not in ("quarantine", "metrics", "other")),
-    ]
-
-    def part_of(path: Path) -> DiskPart:
-        if path.parent == run_dir and fnmatch(path.name, METRICS_FILES):
-            return parts["metrics"]
-        return next((part for part in claim_order if part.where in path.parents), parts["other"])
-
-    outside = [buffer] if run_dir not in buffer.parents else []
-    for folder in (run_dir, *outside):
-        for path, size in walk_files(folder):
-            part = part_of(path)
-            part.bytes += size
-            part.files += 1
-    return list(parts.values())
-
-
-def _readable_bytes(count: int) -> str:
-    """``87.2 MB``: decimal units, as the buffer's own ``Buffer Disk Space (GB)`` metric."""
-    size = float(count)
-    for unit in ("B", "kB", "MB", "GB"):
-        if size < 1000:
-            return f"{size:.0f} {unit}" if unit == "B" else f"{size:.1f} {unit}"
-        size /= 1000
-    return f"{size:.1f} TB"
-
-
-def report_run_disk_use(run_dir: Path, as_json: bool) -> None:
-    """Prints a run folder's disk use by part (``amago doctor RUN_DIR``); one line when it is no run folder."""
-    if not is_run_folder(run_dir):
-        fail(
-            f"{run_dir} is not an amago run folder (it holds none of {', '.join(RUN_FOLDER_MARKERS)}); give "
-            "{ckpt_base_dir}/{run_name}"
-        )
-    parts = run_disk_use(run_dir)
-    total_bytes = sum(part.bytes for part in parts)
-    total_files = sum(part.files for part in parts)
-    if as_json:
-        print_json(
-            {
-                "run_dir": str(run_dir),
-                "bytes": total_bytes,
-                "files": total_files,
-                "parts": [part.to_json() for part in parts],
-            }
-        )
-        return
-    from rich import box
-    from rich.markup import escape
-    from rich.table import Table
-
-    buffer = next(part.where for part in parts if part.name == "buffer files")
-    # Title and buffer line printed apart from the table: a table wraps its title to its own width.
-    out = console()
-    out.print(f"disk use of {escape(str(run_dir))}: {_readable_bytes(total_bytes)} in {total_files} files")
-    table = Table(box=box.SIMPLE_HEAD)
-    table.add_column("part", no_wrap=True)
-    table.add_column("size", justify="right", no_wrap=True)
-    table.add_column("files", justify="right", no_wrap=True)
-    table.add_column("bounded by")
-    for part in parts:
-        table.add_row(part.name, _readable_bytes(part.bytes), str(part.files), escape(part.bound))
-    out.print(table)
-    if run_dir not in buffer.parents:
-        out.print(f"buffer files and quarantine: {escape(str(buffer))}")

@@ -6,9 +6,10 @@
 from __future__ import annotations
 
 import os
+import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from typing import Annotated
+from typing import Annotated, NoReturn
 
 import typer
 
@@ -50,6 +51,20 @@ def error_lines(exc: BaseException) -> list[str]:
     return [
         f"{type(exc).__name__}: {first} (unexpected; rerun with --debug or {DEBUG_ENV}=1 for the traceback)"
     ]
+
+
+def fail_on_config_error(exc: Exception) -> NoReturn:
+    """Exits 2 with one line per problem of a config that could not be loaded or resolved."""
+    from pydantic import ValidationError
+
+    from amago_core.config.errors import describe_validation_error
+
+    if isinstance(exc, ValidationError):
+        lines = describe_validation_error(exc)
+        for line in lines[:-1]:
+            sys.stderr.write(f"amago: error: {line}\n")
+        fail(lines[-1])
+    fail(str(exc))
 
 
 def _raised_by_amago(exc: BaseException) -> bool:
@@ -94,8 +109,6 @@ def one_line_errors(
     except Exception as exc:
         if debug:
             raise
-        import sys
-
         lines = error_lines(exc)
         for line in lines[:-1]:
             sys.stderr.write(f"amago: error: {line}\n")

@@ -13,9 +13,9 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from amago_core.cli.errors import DebugFlag, debugging, one_line_errors
+from amago_core.cli.errors import DebugFlag, debugging, fail_on_config_error, one_line_errors
 from amago_core.cli.output import fail, print_json
-from amago_core.cli.run_cmd import cli_flags, experiment_or_fail, fail_on_config_error
+from amago_core.cli.run_cmd import cli_flags, experiment_or_fail
 
 if TYPE_CHECKING:
     from amago_core.experiment.video import VideoFormat

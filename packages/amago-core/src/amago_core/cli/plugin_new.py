@@ -32,6 +32,7 @@ from amago_core.plugins.groups import (
     TRAJ_ENCODERS,
     TSTEP_ENCODERS,
     ComponentGroup,
+    cli_names_in_words,
     find_group,
 )
 
@@ -508,9 +509,7 @@ app = typer.Typer(help="Start a plugin of your own.", no_args_is_help=True)
 def new_command(
     group: Annotated[
         str,
-        typer.Argument(
-            metavar="GROUP", help="traj-encoders, tstep-encoders, agents, explorations, envs or relabelers."
-        ),
+        typer.Argument(metavar="GROUP", help=f"{cli_names_in_words()}."),
     ],
     name: Annotated[
         str,

@@ -18,7 +18,7 @@ from typing import Annotated, Any
 import typer
 
 from amago_core.cli.budget import size_run
-from amago_core.cli.errors import WRITE_FAILED, DebugFlag, debugging, one_line_errors
+from amago_core.cli.errors import WRITE_FAILED, DebugFlag, debugging, fail_on_config_error, one_line_errors
 from amago_core.cli.output import fail, print_json
 
 ConfigFiles = Annotated[
@@ -40,20 +40,6 @@ def _default_job() -> dict[str, Any] | None:
     from amago_core.hooks.manager import hook_manager
 
     return hook_manager().hook.amago_default_job()
-
-
-def fail_on_config_error(exc: Exception) -> None:
-    """Exits 2 with one line per problem of a config that could not be loaded or resolved."""
-    from pydantic import ValidationError
-
-    from amago_core.config.errors import describe_validation_error
-
-    if isinstance(exc, ValidationError):
-        lines = describe_validation_error(exc)
-        for line in lines[:-1]:
-            sys.stderr.write(f"amago: error: {line}\n")
-        fail(lines[-1])
-    fail(str(exc))
 
 
 def resolve_run_config(files: list[Path], overrides: list[str], flags: dict[str, Any], resume: Path | None):

@@ -1,33 +1,9 @@
-"""Turns pydantic validation errors into lines a person can act on."""
+"""Pydantic validation errors as lines a person can act on, kept at this import path.
 
-from __future__ import annotations
+:func:`describe_validation_error` lives in :mod:`amago_core.plugins.strict`, with the model whose errors it
+reads, so that the plugin API (below the config package) reports invalid specs the same way.
+"""
 
-from pydantic import ValidationError
+from amago_core.plugins.strict import describe_validation_error
 
-
-def _location(loc: tuple[int | str, ...]) -> str:
-    parts: list[str] = []
-    for item in loc:
-        if isinstance(item, int):
-            parts.append(f"[{item}]")
-        elif "[" in str(item) or "function-" in str(item):  # pydantic's internal union/validator tags
-            continue
-        else:
-            parts.append(("." if parts else "") + str(item))
-    return "".join(parts) or "(top level)"
-
-
-def describe_validation_error(error: ValidationError, *, source: str = "config") -> list[str]:
-    """One line per problem: ``traj_encoder.d_model: Input should be a valid integer (got 'abc')``."""
-    lines = []
-    for item in error.errors(include_url=False):
-        message = item["msg"].removeprefix("Value error, ")
-        value = item.get("input")
-        if item["type"] not in {"unknown_field", "component", "missing"} and isinstance(
-            value, str | int | float
-        ):
-            shown = repr(value)
-            if len(shown) <= 60:
-                message += f" (got {shown})"
-        lines.append(f"{source}: {_location(item['loc'])}: {message}")
-    return lines
+__all__ = ["describe_validation_error"]

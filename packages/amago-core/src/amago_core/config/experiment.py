@@ -18,24 +18,26 @@ from amago_core.config.component import ComponentConfig
 from amago_core.config.slots import ComponentSlot, EnvSlot, RelabelerSlot
 from amago_core.config.strict import StrictModel
 from amago_core.plugins.errors import PluginError
-from amago_core.plugins.groups import AGENTS, EXPLORATIONS, TRAJ_ENCODERS, TSTEP_ENCODERS
+from amago_core.plugins.groups import AGENTS, ENV_SUITES, EXPLORATIONS, TRAJ_ENCODERS, TSTEP_ENCODERS
+from amago_core.plugins.registry import registries
 
 SLOTS: dict[str, ComponentSlot] = {
-    "env": EnvSlot(),
-    "tstep_encoder": ComponentSlot(TSTEP_ENCODERS),
-    "traj_encoder": ComponentSlot(TRAJ_ENCODERS),
-    "agent": ComponentSlot(AGENTS),
-    "exploration": ComponentSlot(EXPLORATIONS),
+    ENV_SUITES.key: EnvSlot(),
+    TSTEP_ENCODERS.key: ComponentSlot(TSTEP_ENCODERS),
+    TRAJ_ENCODERS.key: ComponentSlot(TRAJ_ENCODERS),
+    AGENTS.key: ComponentSlot(AGENTS),
+    EXPLORATIONS.key: ComponentSlot(EXPLORATIONS),
 }
-"""Fields of ExperimentConfig that hold a component, with the slot that validates each."""
+"""Fields of ExperimentConfig that hold a component (named by their group's key), with the slot that
+validates each."""
 
 SLOT_KEYS = tuple(SLOTS)
 
-TrajEncoderSlot = Annotated[ComponentConfig | str, SLOTS["traj_encoder"]]
-TstepEncoderSlot = Annotated[ComponentConfig | str, SLOTS["tstep_encoder"]]
-AgentSlot = Annotated[ComponentConfig | str, SLOTS["agent"]]
-ExplorationSlot = Annotated[ComponentConfig | str, SLOTS["exploration"]]
-EnvSuiteSlot = Annotated[ComponentConfig | str, SLOTS["env"]]
+TrajEncoderSlot = Annotated[ComponentConfig | str, SLOTS[TRAJ_ENCODERS.key]]
+TstepEncoderSlot = Annotated[ComponentConfig | str, SLOTS[TSTEP_ENCODERS.key]]
+AgentSlot = Annotated[ComponentConfig | str, SLOTS[AGENTS.key]]
+ExplorationSlot = Annotated[ComponentConfig | str, SLOTS[EXPLORATIONS.key]]
+EnvSuiteSlot = Annotated[ComponentConfig | str, SLOTS[ENV_SUITES.key]]
 
 
 def installed_default(slot: str) -> str:
@@ -46,8 +48,6 @@ def installed_default(slot: str) -> str:
     Raises:
         amago_core.plugins.PluginError: no installed distribution marks one, or two do.
     """
-    from amago_core.plugins.registry import registries
-
     return registries()[SLOTS[slot].group].default_name()
 
 
@@ -283,20 +283,20 @@ class ExperimentConfig(StrictModel):
     """The env: an id such as `tmaze-passive` or a table with `id` (or `kind`/`task`) and the suite's options.
     None: envs come from the Python API's env makers (or, on the command line, the default job)."""
     tstep_encoder: TstepEncoderSlot = Field(
-        default_factory=lambda: installed_default("tstep_encoder"), validate_default=False
+        default_factory=lambda: installed_default(TSTEP_ENCODERS.key), validate_default=False
     )
     """Timestep encoder: a name or a table with `kind` and its options. Unset: the installed default
     (`amago list tstep-encoders` marks it)."""
     traj_encoder: TrajEncoderSlot = Field(
-        default_factory=lambda: installed_default("traj_encoder"), validate_default=False
+        default_factory=lambda: installed_default(TRAJ_ENCODERS.key), validate_default=False
     )
     """Trajectory encoder (the memory): a name or a table with `kind` and its options. Unset: the installed
     default (`amago list traj-encoders` marks it)."""
-    agent: AgentSlot = Field(default_factory=lambda: installed_default("agent"), validate_default=False)
+    agent: AgentSlot = Field(default_factory=lambda: installed_default(AGENTS.key), validate_default=False)
     """Agent (the learning update): a name or a table with `kind` and its options. Unset: the installed default
     (`amago list agents` marks it)."""
     exploration: ExplorationSlot | None = Field(
-        default_factory=lambda: installed_default("exploration"), validate_default=False
+        default_factory=lambda: installed_default(EXPLORATIONS.key), validate_default=False
     )
     """Exploration wrapper on train envs: a name, a table, or null for none. Unset: the installed default
     (`amago list explorations` marks it)."""

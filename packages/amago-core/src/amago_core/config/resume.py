@@ -12,6 +12,9 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from amago_core.config.experiment import SLOT_KEYS
+from amago_core.plugins.tables import ENV_KEY
+
 RESUMABLE_SETTINGS: tuple[str, ...] = (
     # Where the folder is: `--resume PATH` sets them, so a moved or renamed folder resumes.
     "run.name",
@@ -47,7 +50,8 @@ RESUMABLE_SETTINGS: tuple[str, ...] = (
 else (the env, the components and their options, ``run.max_seq_len``, ``run.seed``, ``optim.mixed_precision``,
 ``replay.relabeler``) is what the saved state was trained with."""
 
-COMPONENT_SLOTS = ("env", "tstep_encoder", "traj_encoder", "agent", "exploration")
+COMPONENT_SLOTS = SLOT_KEYS
+"""The top-level settings that name a component: one changed to another kind is named as such."""
 
 
 @dataclass(frozen=True)
@@ -88,7 +92,9 @@ def setting_changes(saved: Mapping[str, Any], new: Mapping[str, Any]) -> list[Se
     for key in saved.keys() & new.keys():
         old_value, new_value = saved[key], new[key]
         if key in COMPONENT_SLOTS and _kind(old_value) != _kind(new_value):
-            field = "id" if key == "env" and isinstance(old_value, Mapping) and "id" in old_value else "kind"
+            field = (
+                "id" if key == ENV_KEY and isinstance(old_value, Mapping) and "id" in old_value else "kind"
+            )
             changes.append(SettingChange(f"{key}.{field}", _kind(old_value), _kind(new_value)))
             continue
         changes.extend(_leaf_changes(key, old_value, new_value))

@@ -16,12 +16,10 @@ from pydantic_core import PydanticCustomError, core_schema
 from amago_core.config.component import ComponentConfig, EnvSuiteConfig
 from amago_core.plugins.errors import PluginError
 from amago_core.plugins.groups import ENV_SUITES, RELABELERS, ComponentGroup
+from amago_core.plugins.registry import Registry, registries
 
 
-def _registry(group: ComponentGroup):
-    # Imported late: the registry module imports the config package, and slots are part of it.
-    from amago_core.plugins.registry import registries
-
+def _registry(group: ComponentGroup) -> Registry:
     return registries()[group]
 
 
@@ -91,8 +89,6 @@ class EnvSlot(ComponentSlot):
             data = dict(value)
             env_id = data.pop("id")
             try:
-                from amago_core.plugins.registry import registries
-
                 suite, task = registries().resolve_env_id(str(env_id))
             except PluginError as exc:
                 raise _plugin_error(exc) from exc

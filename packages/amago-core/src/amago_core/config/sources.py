@@ -15,7 +15,9 @@ from pathlib import Path
 from typing import Any
 
 from amago_core.config.experiment import SLOT_KEYS, ExperimentConfig, installed_default
-from amago_core.plugins.groups import RELABELERS
+
+# Merging tables is the plugin API's rule (presets merge the same way); these names stay importable from here.
+from amago_core.plugins.tables import COMPONENT_KEYS, ENV_KEY, deep_merge, slot_kind
 
 ENV_PREFIX = "AMAGO_"
 ENV_NESTING = "__"
@@ -27,11 +29,6 @@ ENV_ALIASES = {
     "AMAGO_WANDB_PROJECT": ("logging", "wandb_project"),
     "AMAGO_WANDB_ENTITY": ("logging", "wandb_entity"),
 }
-
-
-COMPONENT_KEYS = (*SLOT_KEYS, RELABELERS.key)
-"""Keys whose value names a component (a name, or a table with ``kind``) wherever they sit in a config tree:
-the top-level slots and ``replay.relabeler``. Options given for one keep its name; another name drops them."""
 
 
 RUN_RECORD_NAME = "config.resolved.json"
@@ -102,7 +99,7 @@ def _set_path(target: dict[str, Any], path: list[str], value: Any, source: str) 
     for part in path[:-1]:
         child = node.get(part)
         if isinstance(child, str) and part in COMPONENT_KEYS:  # a slot named so far gains options
-            child = {"id" if part == "env" else "kind": child}
+            child = {"id" if part == ENV_KEY else "kind": child}
         if child is None:
             child = {}
         if not isinstance(child, dict):
@@ -118,49 +115,6 @@ def is_set(tree: Mapping[str, Any], section: str, key: str) -> bool:
     presets following the env)."""
     table = tree.get(section)
     return isinstance(table, Mapping) and key in table
-
-
-def slot_kind(value: Any, key: str) -> str | None:
-    """The kind a slot's value names (a name, or a table's ``kind`` / the env's ``id``), normalised."""
-    if isinstance(value, str):
-        return value.replace("-", "_").lower()
-    if isinstance(value, Mapping):
-        marker = value.get("id" if key == "env" and "id" in value else "kind")
-        return marker.replace("-", "_").lower() if isinstance(marker, str) else None
-    return None
-
-
-def deep_merge(base: dict[str, Any], update: Mapping[str, Any]) -> dict[str, Any]:
-    """Merges ``update`` into a copy of ``base``; tables merge key by key, anything else replaces.
-
-    A component slot switched to another kind drops the old kind's options instead of mixing them in.
-    """
-    merged = dict(base)
-    for key, new in update.items():
-        old = merged.get(key)
-        marker = "id" if key == "env" else "kind"
-        if (
-            key in COMPONENT_KEYS
-            and isinstance(new, str)
-            and isinstance(old, Mapping)
-            and not {"id", "kind"} & set(old)
-        ):
-            merged[key] = {marker: new, **old}  # options given before the choice (a preset): keep them
-        elif (
-            key in COMPONENT_KEYS
-            and old is not None
-            and slot_kind(new, key) not in (None, slot_kind(old, key))
-        ):
-            merged[key] = new if not isinstance(new, Mapping) else dict(new)
-        elif key in COMPONENT_KEYS and isinstance(new, str) and isinstance(old, Mapping):
-            merged[key] = old  # same kind named again: keep the options already given
-        elif isinstance(old, Mapping) and isinstance(new, Mapping):
-            merged[key] = deep_merge(dict(old), new)
-        elif key in COMPONENT_KEYS and isinstance(old, str) and isinstance(new, Mapping):
-            merged[key] = {"id" if key == "env" else "kind": old, **new}
-        else:
-            merged[key] = dict(new) if isinstance(new, Mapping) else new
-    return merged
 
 
 def is_run_record(path: str | os.PathLike[str], data: Mapping[str, Any]) -> bool:
@@ -372,7 +326,7 @@ def merge_sources(
     merged = merge_over_job(base or {}, *layers)
     for key in SLOT_KEYS:  # options given for the default component: name that default
         value = merged.get(key)
-        if key != "env" and isinstance(value, Mapping) and not ({"kind", "id"} & set(value)):
+        if key != ENV_KEY and isinstance(value, Mapping) and not ({"kind", "id"} & set(value)):
             merged[key] = {"kind": installed_default(key), **value}
     return merged
 

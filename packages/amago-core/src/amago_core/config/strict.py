@@ -1,70 +1,9 @@
-"""The base of every amago config model: unknown keys fail with a did-you-mean, values are frozen."""
+"""``StrictModel``, the base of every amago config model, kept at this import path.
 
-from __future__ import annotations
+It lives in :mod:`amago_core.plugins.strict`: plugin configs and specs are built on it, and the plugin API sits
+below the config package.
+"""
 
-from typing import Any
+from amago_core.plugins.strict import StrictModel, unknown_key_error
 
-from pydantic import BaseModel, ConfigDict, ValidationError, model_validator
-from pydantic_core import InitErrorDetails, PydanticCustomError
-
-from amago_core.config.field_docs import attach_field_docstrings
-from amago_core.suggest import closest
-
-
-def _accepted_keys(model: type[BaseModel]) -> set[str]:
-    keys = set(model.model_fields)
-    keys.update(f.alias for f in model.model_fields.values() if f.alias)
-    return keys
-
-
-def unknown_key_error(model: type[BaseModel], unknown: list[str], data: Any) -> ValidationError:
-    """Builds a ValidationError with one ``unknown_field`` line per unknown key, located at that key."""
-    accepted = sorted(_accepted_keys(model))
-    line_errors: list[InitErrorDetails] = []
-    for key in unknown:
-        guess = closest(key, accepted)
-        hint = f"did you mean {guess!r}? " if guess else ""
-        line_errors.append(
-            {
-                "type": PydanticCustomError(
-                    "unknown_field",
-                    "unknown field '{key}'; {hint}valid fields: {fields}",
-                    {"key": key, "hint": hint, "fields": ", ".join(accepted)},
-                ),
-                "loc": (key,),
-                "input": data,
-            }
-        )
-    return ValidationError.from_exception_data(model.__name__, line_errors)
-
-
-class StrictModel(BaseModel):
-    """Frozen pydantic model that rejects unknown keys with a did-you-mean naming the valid fields.
-
-    Field docstrings become field descriptions (shown by ``amago show`` and the JSON Schema), so every
-    field of a subclass carries a docstring right below it.
-    """
-
-    model_config = ConfigDict(
-        extra="forbid",
-        frozen=True,
-        validate_default=True,
-        protected_namespaces=(),
-    )
-
-    def __init_subclass__(cls, **kwargs: Any) -> None:
-        # Runs before pydantic collects the fields, so docstrings become real field descriptions.
-        attach_field_docstrings(cls)
-        super().__init_subclass__(**kwargs)
-
-    @model_validator(mode="before")
-    @classmethod
-    def _reject_unknown_keys(cls, data: Any) -> Any:
-        # pydantic's own extra="forbid" error says only "Extra inputs are not permitted"; a misspelt
-        # key deserves the closest valid name, so unknown keys are caught here first.
-        if isinstance(data, dict):
-            accepted = _accepted_keys(cls)
-            unknown = [k for k in data if isinstance(k, str) and k not in accepted]
-            if unknown:
-                raise unknown_key_error(cls, unknown, data)
-        return data
+__all__ = ["StrictModel", "unknown_key_error"]

@@ -45,6 +45,7 @@ from amago_core.config.experiment import ExperimentConfig
 from amago_core.config.flat import SLOT_NAMES
 from amago_core.data.files import atomic_write, is_traj_file
 from amago_core.experiment.collectors import CollectedData
+from amago_core.experiment.env_runner import EnvRunner
 from amago_core.experiment.pools import actor_share
 
 if TYPE_CHECKING:
@@ -278,9 +279,17 @@ class CollectorActor:
     def evaluate(self, timesteps: int, weights: WeightsOffer) -> dict[str, float]:
         """Validation metrics of the offered weights on this actor's own val pool (fresh episodes and memory)."""
         self._load_weights(weights)
+        runner = self._runner()
         if self.val_envs is None:
-            self.val_envs = self.experiment._pool(self.make_val_env, "val")
-        return self.experiment._evaluate(self.val_envs, timesteps, desc="evaluate")
+            self.val_envs = runner.pool(self.make_val_env, "val")
+        return runner.evaluate(self.val_envs, timesteps, desc="evaluate")
+
+    def _runner(self) -> EnvRunner:
+        runner = self.experiment.env_runner
+        if runner is None:  # start() in __init__ builds it
+            msg = "the Ray actor's experiment was not started; it has no env pools"
+            raise RuntimeError(msg)
+        return runner
 
     def ready(self) -> ActorInfo:
         """Where the actor runs, once it is built (the learner waits on this to report start-up errors)."""
@@ -291,20 +300,10 @@ class CollectorActor:
         start = time.perf_counter()
         loads = self._load_weights(weights)
         loaded = time.perf_counter()
-        experiment = self.experiment
-        schedule = experiment.config.schedule
-        if schedule.train_timesteps_per_epoch != timesteps:
-            experiment.config = experiment.config.model_copy(
-                update={"schedule": schedule.model_copy(update={"train_timesteps_per_epoch": timesteps})}
-            )
-        experiment.epoch = epoch  # rollout.force_reset_train_envs_every counts the learner's epochs
-        before = dict(experiment.frames_by_env_name)
-        experiment.collect_new_training_data()
-        frames = {
-            name: count - before.get(name, 0)
-            for name, count in experiment.frames_by_env_name.items()
-            if count != before.get(name, 0)
-        }
+        # The learner's epoch: rollout.force_reset_train_envs_every counts it.
+        collected = self._runner().collect(epoch, timesteps, self.experiment.policy)
+        by_name = collected.frames_by_env_name if collected is not None else {}
+        frames = {name: count for name, count in by_name.items() if count}
         files = []
         # Only finished files are listed (the writer's temp names are hidden), so none travels half-written.
         for path in sorted(p for p in self.buffer.iterdir() if is_traj_file(p)):

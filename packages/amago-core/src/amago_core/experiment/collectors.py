@@ -7,13 +7,13 @@ imports nothing of any backend.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Protocol
+from importlib.metadata import entry_points
+from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:
     import torch
-
-    from amago_core.experiment.interaction import InteractionMixin
 
 
 @dataclass
@@ -56,13 +56,27 @@ class Collector(Protocol):
         ...
 
 
-def build_collector(experiment: InteractionMixin) -> Collector | None:
-    """The collector ``experiment``'s config asks for, or None to collect in this process (``ray.actors == 0``)."""
+COLLECTORS_GROUP = "amago.collectors"
+"""Entry-point group of remote collector backends: ``name = "module:factory"``, the factory taking the experiment
+(``ray = "amago_core.distributed.ray_collector:RayCollector.for_experiment"``, amago-core's own)."""
+
+
+def build_collector(experiment: Any) -> Collector | None:
+    """The collector ``experiment``'s config asks for, or None to collect in this process (``ray.actors == 0``).
+
+    The backend is found through its entry point (:data:`COLLECTORS_GROUP`), so the loop imports none of them.
+    """
     if experiment.config.ray.actors == 0:
         return None
     from amago_core.optional import require
 
     require("ray", "ray", "ray.actors > 0")  # one line naming the extra when Ray is not installed
-    from amago_core.distributed.ray_collector import RayCollector
-
-    return RayCollector.for_experiment(experiment)
+    found = entry_points(group=COLLECTORS_GROUP, name="ray")
+    if not found:
+        msg = (
+            f"no 'ray' collector is registered under the {COLLECTORS_GROUP!r} entry points; reinstall amago-core "
+            "(`uv sync`, or `pip install --force-reinstall amago-core`), whose metadata names it"
+        )
+        raise RuntimeError(msg)
+    factory: Callable[[Any], Collector] = next(iter(found)).load()
+    return factory(experiment)

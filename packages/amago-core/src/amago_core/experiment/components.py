@@ -174,15 +174,12 @@ def resolve_component(
 
 
 SLOT_GROUPS: dict[str, ComponentGroup] = {
-    "tstep_encoder": TSTEP_ENCODERS,
-    "traj_encoder": TRAJ_ENCODERS,
-    "agent": AGENTS,
-    "exploration": EXPLORATIONS,
+    group.key: group for group in (TSTEP_ENCODERS, TRAJ_ENCODERS, AGENTS, EXPLORATIONS)
 }
 """The top-level component slots a run builds (the env slot is built by the env pools; the relabeler, whose slot
 is ``replay.relabeler``, by the dataset)."""
 
-RELABELER_SLOT = "relabeler"
+RELABELER_SLOT = RELABELERS.key
 """The relabeler's name among a run's slots (its config path is ``replay.relabeler``)."""
 
 

@@ -42,8 +42,9 @@ class Experiment(SetupMixin):
     learning_rate=3e-4, traj_encoder_type="mamba", make_train_env=...)``), as a validated ``config``, or both
     (keywords win). Every setting, its default and its meaning live in ``ExperimentConfig``; the keyword names map
     onto it through one table (``amago_core.config.flat``), so ``Experiment(learning_rate=3e-4)`` and ``amago run
-    -o optim.learning_rate=3e-4`` run the same experiment. Settings read and write as attributes
-    (``experiment.batch_size``). Component slots (``tstep_encoder_type``, ``traj_encoder_type``, ``agent_type``,
+    -o optim.learning_rate=3e-4`` run the same experiment. Settings read as attributes
+    (``experiment.batch_size``, AMAGO's names); they change through :meth:`apply_settings` before :meth:`start`,
+    never by assignment (``experiment.epochs = 5`` is refused). Component slots (``tstep_encoder_type``, ``traj_encoder_type``, ``agent_type``,
     ``exploration_wrapper_type``) also take classes, as in AMAGO.
 
     Call :meth:`start`, then :meth:`learn`. Override points: ``init_dsets``, ``init_envs``, ``init_model``,
@@ -285,12 +286,8 @@ class Experiment(SetupMixin):
 
     def close(self) -> None:
         """Closes envs, remote collectors (their actors stop) and log backends, and releases the run's lock."""
-        for envs in (self.train_envs, self.val_envs):
-            if envs is not None:
-                envs.close()
-        if self.collector is not None:
-            self.collector.close()
-            self.collector = None
+        if self.env_runner is not None:
+            self.env_runner.close()
         if self.logger is not None:
             if getattr(self, "_write_failed", False):
                 # The disk that failed may refuse the metrics file's last flush too; the failure is already

@@ -1,11 +1,13 @@
-"""Acting in envs: this process's env pools, the rollout loop as an override point, collection and evaluation."""
+"""Acting in envs, as ``Experiment`` methods: the rollout loop (an override point), collection and evaluation.
+
+The pools and the policy's memory in them belong to the experiment's
+:class:`~amago_core.experiment.env_runner.EnvRunner`; these methods are AMAGO's override points and what the
+loop does with the runner's results (count frames, log returns and metrics, remember the best val return).
+"""
 
 from __future__ import annotations
 
-import functools
 import sys
-import time
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any, cast
 
@@ -15,53 +17,46 @@ from amago_core.experiment.acting import run_policy
 from amago_core.experiment.agent_api import RolloutPolicy
 from amago_core.experiment.checkpointing import CheckpointingMixin
 from amago_core.experiment.collectors import Collector
-from amago_core.experiment.metrics import (
-    AVERAGE_RETURN_KEY,
-    finished_episodes,
-    policy_metrics,
-    train_return_metrics,
-)
-from amago_core.experiment.pools import EnvMakers, Role, RolePool, build_pool, makers_per_actor
+from amago_core.experiment.env_runner import EnvRunner
+from amago_core.experiment.metrics import AVERAGE_RETURN_KEY, train_return_metrics
+from amago_core.experiment.pools import EnvMakers, RolePool
 from amago_core.experiment.processes import average_over_processes, gather
-from amago_core.experiment.video import VideoRequest, record_first_env
+from amago_core.experiment.video import VideoRequest
 
 
 class InteractionMixin(CheckpointingMixin):
-    """Pools, ``interact``, collection and evaluation methods of ``Experiment``."""
+    """``interact``, collection and evaluation methods of ``Experiment``."""
 
-    collector: Collector | None = None
-    """Does train collection instead of ``train_envs`` when the config asks for remote actors (``ray``)."""
+    env_runner: EnvRunner | None = None
+    """This process's env pools (built by ``start()``)."""
 
-    def _exploration_builder(self) -> Callable[..., Any] | None:
-        resolved = self.components.exploration
-        if resolved is None:
-            return None
-        wanted = getattr(type(resolved.config), "inferred_context", ()) if resolved.config is not None else ()
-        rollout = self.config.rollout
-        actors = self._accelerator.num_processes * rollout.parallel_actors
-        context = {
-            "rollout_horizon": self.config.schedule.train_timesteps_per_epoch,
-            # Steps each actor took before this process started (non-zero when resuming): schedules continue.
-            "start_step": self.total_frames // max(actors, 1),
-        }
-        return functools.partial(resolved.build, **{k: v for k, v in context.items() if k in wanted})
+    # AMAGO's attribute names, read from the runner (None before start()).
+    @property
+    def train_envs(self) -> RolePool | None:
+        """This process's train pool (None: not collecting here, or before ``start()``)."""
+        return self.env_runner.train_envs if self.env_runner is not None else None
 
-    def _actor_makers(self, make_env: EnvMakers, role: Role) -> list[Callable[[], Any]]:
-        rollout = self.config.rollout
-        n_makers = 1 if rollout.env_mode == "already_vectorized" else rollout.parallel_actors
-        return makers_per_actor(make_env, n_makers, f"make_{role}_env")
+    @property
+    def val_envs(self) -> RolePool | None:
+        """This process's val pool (None: not evaluating here, or before ``start()``)."""
+        return self.env_runner.val_envs if self.env_runner is not None else None
 
-    def _pool(self, make_env: EnvMakers, role: Role, save_dir: Path | None = None) -> RolePool:
-        return build_pool(
-            self.config,
-            self._actor_makers(make_env, role),
-            role=role,
-            process=self._accelerator.process_index,
-            save_dir=save_dir,
-            exploration=self._exploration_builder() if role == "train" else None,
-        )
+    @property
+    def hidden_state(self) -> Any:
+        """The policy's memory in the train pool."""
+        return self.env_runner.hidden_state if self.env_runner is not None else None
 
-    # ---- pools --------------------------------------------------------------------------------------------
+    @property
+    def collector(self) -> Collector | None:
+        """The remote collector (``ray.actors > 0``) that collects instead of a train pool."""
+        return self.env_runner.collector if self.env_runner is not None else None
+
+    def _runner(self) -> EnvRunner:
+        if self.env_runner is None:
+            msg = "call Experiment.start() first: the env pools are built there"
+            raise RuntimeError(msg)
+        return self.env_runner
+
     def interact(
         self,
         envs: Any,
@@ -104,28 +99,15 @@ class InteractionMixin(CheckpointingMixin):
         The train envs and the policy's memory persist across epochs (rollouts continue mid-episode). With a
         ``collector`` (remote actors), it collects instead and the trajectories arrive as finished files.
         """
-        if self.collector is not None:
-            self.collector.sync_weights(self.policy, self.epoch)
-            collected = self.collector.collect(self.epoch, self.config.schedule.train_timesteps_per_epoch)
+        runner = self._runner()
+        collected = runner.collect(self.epoch, self.config.schedule.train_timesteps_per_epoch, self.policy)
+        if collected is None:
+            return
+        if runner.collector is not None:  # one process drives the remote workers: nothing to gather
             self._count_frames([collected.frames_by_env_name])
             return
-        if self.train_envs is None:
-            return
-        every = self.config.rollout.force_reset_train_envs_every
-        if every and self.epoch > 0 and self.epoch % every == 0:
-            self._train_timestep = self.train_envs.reset()
-            self.hidden_state = None
-        self.hidden_state, self._train_timestep, stats = self.interact(
-            self.train_envs,
-            self.config.schedule.train_timesteps_per_epoch,
-            hidden_state=self.hidden_state,
-            sample=self.config.rollout.sample_actions_train,
-            timestep=self._train_timestep,
-            desc=f"collect (epoch {self.epoch})",
-        )
-        self.train_envs.save_finished_trajs()
         # One collective call for both: every process's new frames and its finished episodes' returns.
-        parts = gather(self._accelerator, (stats["new_frames_by_env_name"], stats.get("return_history", {})))
+        parts = gather(self._accelerator, (collected.frames_by_env_name, collected.return_history))
         self._count_frames([frames for frames, _ in parts])
         self._log_train_returns([returns for _, returns in parts])
 
@@ -144,21 +126,6 @@ class InteractionMixin(CheckpointingMixin):
                 self.frames_by_env_name[name] = self.frames_by_env_name.get(name, 0) + count
 
     # ---- evaluation ----------------------------------------------------------------------------------------
-    def _evaluate(
-        self, envs: Any, timesteps: int, episodes: int | None = None, desc: str = "evaluate"
-    ) -> dict[str, float]:
-        """This process's metrics of one evaluation (AMAGO's names), with its env steps per second."""
-        start = time.perf_counter()
-        _, _, stats = self.interact(
-            envs, timesteps, sample=self.config.rollout.sample_actions_val, episodes=episodes, desc=desc
-        )
-        metrics = policy_metrics(stats)
-        metrics["Env FPS (per_process)"] = sum(stats["new_frames_by_env_name"].values()) / max(
-            time.perf_counter() - start, 1e-9
-        )
-        metrics["Episodes"] = float(finished_episodes(stats))
-        return metrics
-
     def _on_evaluation(self, split: str, metrics: dict[str, float]) -> None:
         from amago_core.hooks.manager import hook_manager
 
@@ -172,16 +139,17 @@ class InteractionMixin(CheckpointingMixin):
     def evaluate_val(self) -> dict[str, float] | None:
         """Evaluates the policy on the val envs (fresh episodes and memory); logs under ``val/``."""
         timesteps = self.config.schedule.val_timesteps_per_epoch
-        if self.collector is not None and self.collector.evaluates:
-            self.collector.sync_weights(self.policy, self.epoch)
-            remote = self.collector.evaluate(timesteps)  # the collector's workers hold the val envs
+        runner = self._runner()
+        if runner.collector is not None and runner.collector.evaluates:
+            runner.collector.sync_weights(self.policy, self.epoch)
+            remote = runner.collector.evaluate(timesteps)  # the collector's workers hold the val envs
             if remote is None:
                 return None
             metrics = remote
-        elif self.val_envs is None:
+        elif runner.val_envs is None:
             return None
         else:
-            metrics = average_over_processes(self._accelerator, self._evaluate(self.val_envs, timesteps))
+            metrics = average_over_processes(self._accelerator, runner.evaluate(runner.val_envs, timesteps))
         self._on_evaluation("val", metrics)
         # Inside learn() the epoch's table shows it; a direct call says it in one line.
         if self._verbose_here and self._progress is None and AVERAGE_RETURN_KEY in metrics:
@@ -214,30 +182,14 @@ class InteractionMixin(CheckpointingMixin):
         """
         if not self._accelerator.is_main_process:
             video = None  # one process records
-        if video is not None:
-            video.clear()
-            make_test_env = record_first_env(self._actor_makers(make_test_env, "test"), video)
-        envs = self._pool(make_test_env, "test", Path(save_trajs_to) if save_trajs_to else None)
-        try:
-            start = time.perf_counter()
-            _, _, stats = self.interact(
-                envs,
-                timesteps,
-                render=render,
-                save_on_done=save_trajs_to is not None,
-                episodes=episodes,
-                sample=self.config.rollout.sample_actions_val,
-                desc="test",
-            )
-            if save_trajs_to is not None:
-                envs.save_finished_trajs()
-            metrics = policy_metrics(stats)
-            metrics["Env FPS (per_process)"] = sum(stats["new_frames_by_env_name"].values()) / max(
-                time.perf_counter() - start, 1e-9
-            )
-            metrics["Episodes"] = float(finished_episodes(stats))
-        finally:
-            envs.close()
+        metrics = self._runner().test(
+            make_test_env,
+            timesteps,
+            render=render,
+            save_trajs_to=Path(save_trajs_to) if save_trajs_to else None,
+            episodes=episodes,
+            video=video,
+        )
         self._on_evaluation("test", average_over_processes(self._accelerator, metrics))
         if video is not None and self.logger is not None and (written := video.written()):
             self.logger.log_videos(written, "test", self.x_axis_metrics())

@@ -17,6 +17,7 @@ from amago_core.data.dataset import RLDataset
 from amago_core.data.disk_buffer import DiskTrajDataset
 from amago_core.experiment.checkpoints import CheckpointStore
 from amago_core.experiment.collectors import build_collector
+from amago_core.experiment.env_runner import EnvRunner
 from amago_core.experiment.fast_torch import skip_dynamo_import, tune_allocator, untraced_adamw
 from amago_core.experiment.interaction import InteractionMixin
 from amago_core.experiment.logger import RunLogger
@@ -27,7 +28,7 @@ from amago_core.experiment.run_dir import RunPaths, atomic_write_json
 from amago_core.experiment.run_lock import hold_run
 from amago_core.experiment.shared_run import agree_on_config, check_shared_folders
 from amago_core.experiment.training import items_per_epoch
-from amago_core.policy.spaces import PolicySpaces
+from amago_core.rollout.spaces import PolicySpaces
 
 
 class SetupMixin(InteractionMixin):
@@ -91,6 +92,11 @@ class SetupMixin(InteractionMixin):
             self.paths, self.accelerator, self.role, resume=resume, evaluation_only=self.evaluation_only
         )
         self.checkpoints = CheckpointStore(self.accelerator, self.paths)
+        # The rollout loop it runs is this experiment's interact, looked up on every call: a subclass's override
+        # and one assigned to the instance later (a test's recorder) both run.
+        self.env_runner = EnvRunner(
+            self.config, self.components, self.accelerator, lambda *args, **kw: self.interact(*args, **kw)
+        )
         # Read before the envs are built: the exploration schedule continues from the saved frame count.
         resumed = self._newest_usable_state() if resume else None
         if resumed is not None:
@@ -181,23 +187,21 @@ class SetupMixin(InteractionMixin):
         self.obs_space, self.action_space = self.policy_spaces.obs_space, self.policy_spaces.action_space
         self.rl2_space = self.policy_spaces.rl2_space
         sample_env.close()
-        sched, role = self.config.schedule, self.role
+        sched, role, runner = self.config.schedule, self.role, self._runner()
         if self._collects_this_run and self.make_train_env is not None:
             # Remote actors (config `ray`) collect instead of a pool here; None in the default run.
-            self.collector = build_collector(self)
-        if self.collector is None and self._collects_this_run and self.make_train_env is not None:
+            runner.collector = build_collector(self)
+        if runner.collector is None and self._collects_this_run and self.make_train_env is not None:
             save_dir = self.dataset.save_new_trajs_to if self.dataset is not None else None
-            self.train_envs = self._pool(self.make_train_env, "train", save_dir)
-            self._train_timestep = self.train_envs.reset()
+            runner.open_train_pool(self.make_train_env, save_dir, start_frames=self.total_frames)
         evaluates = role.evaluates and sched.val_timesteps_per_epoch > 0 and sched.val_interval is not None
-        evaluates = evaluates and not (self.collector is not None and self.collector.evaluates)
+        evaluates = evaluates and not (runner.collector is not None and runner.collector.evaluates)
         if evaluates and self.make_val_env is not None and not self.evaluation_only:
-            self.val_envs = self._pool(self.make_val_env, "val")
-        self.hidden_state = None
+            runner.open_val_pool(self.make_val_env)
         rollout, remote = self.config.rollout, self.config.ray
         exploration = self.components.exploration.name if self.components.exploration is not None else None
         actors = f"{rollout.parallel_actors} {rollout.env_mode} actors"
-        if self.collector is not None:
+        if runner.collector is not None:
             envs = self.config.envs_per_ray_actor
             actors = f"{remote.actors} Ray actors x {envs} {rollout.env_mode} envs"
         return f"{actors}; obs {self.obs_space}; actions {self.action_space}; exploration {exploration}"

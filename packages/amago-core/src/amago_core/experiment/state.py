@@ -26,7 +26,7 @@ from amago_core.experiment.checkpoints import CheckpointStore
 from amago_core.experiment.components import RunComponents, UserClass
 from amago_core.experiment.logger import RunLogger
 from amago_core.experiment.naming import default_run_name
-from amago_core.experiment.pools import EnvMakers, RolePool, makers_per_actor, suite_makers
+from amago_core.experiment.pools import EnvMakers, makers_per_actor, suite_makers
 from amago_core.experiment.processes import ProcessRole
 from amago_core.experiment.progress import RunProgress, stderr_is_tty
 from amago_core.experiment.run_dir import RunPaths
@@ -110,10 +110,6 @@ class ExperimentState:
         several processes train). Kept, rather than unwrapped on every use: accelerate's unwrapping asks
         whether the module was compiled, which imports torch's compiler (~1.5 s)."""
         self.checkpoints: CheckpointStore | None = None
-        self.train_envs: RolePool | None = None
-        self.val_envs: RolePool | None = None
-        self.hidden_state: Any = None
-        self._train_timestep: Any = None
         self.train_dloader: DataLoader | None = None
         self.logger: RunLogger | None = None
         self._started = False
@@ -146,9 +142,14 @@ class ExperimentState:
 
     def __setattr__(self, name: str, value: Any) -> None:
         if "config" in self.__dict__ and name in flat_names():
-            self.apply_settings(**{name: value})
-        else:
-            object.__setattr__(self, name, value)
+            # A setting written as an attribute used to re-validate the whole config and rebuild every
+            # component on each write, and a misspelt one silently made a new attribute: settings are given once.
+            msg = (
+                f"experiment.{name} = ... does not change a setting; pass {name}=... to Experiment(...), or call "
+                f"experiment.apply_settings({name}=...) before start()"
+            )
+            raise AttributeError(msg)
+        object.__setattr__(self, name, value)
 
     def apply_settings(self, **settings: Any) -> None:
         """Changes settings by their flat names, validated like the constructor's (before :meth:`start` to
@@ -160,6 +161,9 @@ class ExperimentState:
                 self.classes.pop(SLOT_NAMES[key], None)
         self.config = with_settings(self.config, settings).resolved()
         self.components = RunComponents.resolve(self.config, self.registries, self.classes)
+        runner = self.__dict__.get("env_runner")
+        if runner is not None:  # a running loop's schedule changed: the runner reads the same config
+            runner.config, runner.components = self.config, self.components
         self.role = ProcessRole.of(self.config)
         self.make_train_env, self.make_val_env, self.make_test_env = self._env_makers()
 

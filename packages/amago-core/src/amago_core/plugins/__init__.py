@@ -29,7 +29,7 @@ from amago_core.plugins.registry import (
     registries,
     reset_registries,
 )
-from amago_core.plugins.spec import PLUGIN_API_VERSION, ComponentSpec
+from amago_core.plugins.spec import PLUGIN_API_VERSION, ComponentSpec, OwnEnvironment
 
 __all__ = [
     "AGENTS",
@@ -48,6 +48,7 @@ __all__ = [
     "EntryRecord",
     "InvalidSpecError",
     "MissingRequirementError",
+    "OwnEnvironment",
     "PluginError",
     "PluginSwitches",
     "Registries",

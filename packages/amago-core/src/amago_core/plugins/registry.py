@@ -10,7 +10,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from amago_core.config.component import ComponentConfig
+from amago_core.plugins.component_config import ComponentConfig
 from amago_core.plugins.discovery import (
     HOOKS_ENTRY_POINT_GROUP,
     EntryRecord,
@@ -154,9 +154,10 @@ class Registry:
             )
         if not isinstance(obj, ComponentSpec):
             return f"the entry point names a {type(obj).__name__}, not an amago_core.plugins.ComponentSpec."
-        if obj.group != self.group.entry_point_group:
+        if obj.group is not self.group:
             return (
-                f"the spec says group {obj.group!r} but is registered under {self.group.entry_point_group!r}; "
+                f"the spec says group {obj.group.entry_point_group!r} but is registered under "
+                f"{self.group.entry_point_group!r}; "
                 "register it in the group its spec names."
             )
         entry = normalize_name(record.name)
@@ -320,40 +321,39 @@ class Registries:
         self.switches = switches or PluginSwitches.from_environ()
         wanted = {g.entry_point_group for g in GROUPS} | {HOOKS_ENTRY_POINT_GROUP}
         found = scan_entry_points(wanted, self.switches)
-        self._by_key = {g.key: Registry(g, found[g.entry_point_group]) for g in GROUPS}
+        self._by_group = {g: Registry(g, found[g.entry_point_group]) for g in GROUPS}
         self.hook_records = found[HOOKS_ENTRY_POINT_GROUP]
 
     def __getitem__(self, group: ComponentGroup | str) -> Registry:
-        if isinstance(group, str):
-            group = find_group(group)
-        return self._by_key[group.key]
+        """The registry of ``group``: a :class:`ComponentGroup` or any of its spellings (``traj-encoders``)."""
+        return self._by_group[group if isinstance(group, ComponentGroup) else find_group(group)]
 
     def __iter__(self):
-        return iter(self._by_key.values())
+        return iter(self._by_group.values())
 
     @property
     def traj_encoders(self) -> Registry:
-        return self._by_key["traj_encoder"]
+        return self._by_group[ComponentGroup.TRAJ_ENCODERS]
 
     @property
     def tstep_encoders(self) -> Registry:
-        return self._by_key["tstep_encoder"]
+        return self._by_group[ComponentGroup.TSTEP_ENCODERS]
 
     @property
     def agents(self) -> Registry:
-        return self._by_key["agent"]
+        return self._by_group[ComponentGroup.AGENTS]
 
     @property
     def explorations(self) -> Registry:
-        return self._by_key["exploration"]
+        return self._by_group[ComponentGroup.EXPLORATIONS]
 
     @property
     def env_suites(self) -> Registry:
-        return self._by_key["env"]
+        return self._by_group[ComponentGroup.ENV_SUITES]
 
     @property
     def relabelers(self) -> Registry:
-        return self._by_key["relabeler"]
+        return self._by_group[ComponentGroup.RELABELERS]
 
     def resolve_env_id(self, env_id: str) -> tuple[str, str | None]:
         """Splits an env id into (suite name, task): the suite is the longest registered prefix.

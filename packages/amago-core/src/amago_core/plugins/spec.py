@@ -22,20 +22,23 @@ import warnings
 from collections.abc import Callable, Iterator, Mapping
 from typing import TYPE_CHECKING, Any, Literal
 
-from pydantic import Field, PrivateAttr, ValidationError, field_validator, model_validator
+from pydantic import Field, PrivateAttr, ValidationError, ValidationInfo, field_validator, model_validator
 
 # pydantic exports no public name for its model metaclass; ComponentSpec's must derive from it.
 from pydantic._internal._model_construction import ModelMetaclass
 from pydantic_core.core_schema import ValidatorFunctionWrapHandler
 
-from amago_core.config.component import ComponentConfig
-from amago_core.config.strict import StrictModel
+from amago_core.plugins.component_config import ComponentConfig
 from amago_core.plugins.errors import (
     BrokenPluginError,
     InvalidSpecError,
     MissingRequirementError,
     PluginError,
 )
+from amago_core.plugins.groups import ComponentGroup, group_of_spec
+from amago_core.plugins.strict import StrictModel, describe_validation_error
+from amago_core.plugins.tables import deep_merge
+from amago_core.suggest import did_you_mean
 
 PLUGIN_API_VERSION = 1
 """Version of the spec contract (the plugin API's major version). amago-core loads every spec written for this
@@ -52,8 +55,6 @@ _deferring_errors: contextvars.ContextVar[bool] = contextvars.ContextVar(
     "amago_spec_deferring_errors", default=False
 )
 
-ENV_SUITES_GROUP = "amago.env_suites"
-TSTEP_ENCODERS_GROUP = "amago.tstep_encoders"
 ANY_TASK = "*"
 """Key of an env suite's preset that applies to every task without a preset of its own."""
 
@@ -68,6 +69,61 @@ class ExampleArray(StrictModel):
     """Shape of one observation of this key, without batch or time dims (``[36, 36, 3]``)."""
     dtype: Literal["uint8", "float32"] = "float32"
     """Element type: ``uint8`` images are sampled in 0..255, ``float32`` arrays in -1..1."""
+
+
+class OwnEnvironment(StrictModel):
+    """How to run a component whose requirements cannot be installed next to the other components'.
+
+    procgen-mirror needs numpy<2, which no environment with the other suites can have: its install line there
+    would downgrade numpy under all of them. `amago doctor` names the way to an environment of its own instead.
+    """
+
+    needs: str
+    """What the component needs that the other components' environment cannot give (``numpy<2``)."""
+    how: str
+    """How to build the environment of its own: the commands, written as a clause of a sentence."""
+    clash: str | None = None
+    """``"package.module:callable"`` returning what in this environment rules the component out (``"numpy
+    2.4.6"``), or None when this environment can hold it after all (then its install line still applies). Called
+    by `amago doctor` only; it must import no torch."""
+
+    @field_validator("clash")
+    @classmethod
+    def _looks_like_a_callable(cls, value: str | None) -> str | None:
+        if value is not None and not _FACTORY_PATTERN.match(value):
+            msg = f"clash {value!r} must look like 'package.module:callable'"
+            raise ValueError(msg)
+        return value
+
+    def what_clashes_here(self) -> str | None:
+        """Calls :attr:`clash`: what in this environment rules the component out, or None.
+
+        Raises:
+            BrokenPluginError: the callable cannot be imported or raises; the cause is chained.
+        """
+        if self.clash is None:
+            return None
+        module_name, _, attr_path = self.clash.partition(":")
+        try:
+            target: Any = importlib.import_module(module_name)
+            for attr in attr_path.split("."):
+                target = getattr(target, attr)
+            found = target()
+        except Exception as exc:
+            msg = f"its own_environment.clash {self.clash!r} failed ({type(exc).__name__}: {exc})"
+            raise BrokenPluginError(msg) from exc
+        return None if found is None else str(found)
+
+    def advice(self, name: str) -> tuple[str, bool]:
+        """One sentence on component ``name``'s own environment, and whether this environment rules it out.
+
+        Raises:
+            BrokenPluginError: :attr:`clash` cannot be called.
+        """
+        clash = self.what_clashes_here()
+        here = f" and this environment has {clash}" if clash else ""
+        advice = f"{name} needs {self.needs}{here}, so it gets an environment of its own: {self.how}"
+        return advice, bool(clash)
 
 
 class BrokenSpec:
@@ -106,8 +162,6 @@ def defer_spec_errors() -> Iterator[None]:
 def _problem_text(spec_name: object, exc: Exception) -> str:
     """One line for a spec that failed validation: pydantic's problems joined, or the InvalidSpecError's text."""
     if isinstance(exc, ValidationError):
-        from amago_core.config.errors import describe_validation_error
-
         lines = describe_validation_error(exc, source=f"spec {spec_name!r}")
         return "; ".join(lines) + "."
     return str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
@@ -199,8 +253,9 @@ class ComponentSpec(StrictModel, metaclass=_SpecMeta):
 
     name: str
     """Registered name, lowercase ``[a-z0-9_]`` (``transformer``). Env suites write ``_`` as ``-`` in env ids."""
-    group: str
-    """Entry-point group the spec belongs to (``amago.traj_encoders``)."""
+    group: ComponentGroup
+    """The group the spec belongs to (``ComponentGroup.TRAJ_ENCODERS``); its entry-point group as a string
+    (``"amago.traj_encoders"``) is accepted too."""
     summary: str
     """One line for listings."""
     config: type[ComponentConfig]
@@ -232,6 +287,10 @@ class ComponentSpec(StrictModel, metaclass=_SpecMeta):
     example_obs: Mapping[str, ExampleArray] = Field(default_factory=dict)
     """Timestep encoders only: the observation keys the conformance check builds the encoder with, when it
     needs more than one flat float vector (``{"image": {"shape": [36, 36, 3], "dtype": "uint8"}}``)."""
+    own_environment: OwnEnvironment | None = None
+    """Set when the component's requirements cannot be installed next to the other components' (procgen's
+    numpy<2): `amago doctor` then says how to build its own environment instead of giving an install line that
+    would break the others."""
 
     _legacy_extra: dict[str, Any] = PrivateAttr(default_factory=dict)
 
@@ -271,6 +330,14 @@ class ComponentSpec(StrictModel, metaclass=_SpecMeta):
         }
         return {**self._legacy_extra, **{k: v for k, v in typed.items() if v or k in self._legacy_extra}}
 
+    @field_validator("group", mode="before")
+    @classmethod
+    def _group_from_its_string(cls, value: Any, info: ValidationInfo) -> ComponentGroup:
+        try:
+            return group_of_spec(value)
+        except ValueError as exc:  # one line naming the spec, like the other spec problems
+            raise InvalidSpecError(f"spec {info.data.get('name')!r}: {exc}") from None
+
     @field_validator("requires", "aliases", mode="before")
     @classmethod
     def _one_name_is_a_tuple(cls, value: Any) -> Any:
@@ -303,9 +370,9 @@ class ComponentSpec(StrictModel, metaclass=_SpecMeta):
     def _group_field_problems(self) -> list[str]:
         problems: list[str] = []
         suite_fields = {"tasks": self.tasks, "default_task": self.default_task, "presets": self.presets}
-        if self.group != ENV_SUITES_GROUP:
+        if self.group is not ComponentGroup.ENV_SUITES:
             problems.extend(
-                f"{field} is for env suites ({ENV_SUITES_GROUP}) only"
+                f"{field} is for env suites ({ComponentGroup.ENV_SUITES}) only"
                 for field, v in suite_fields.items()
                 if v
             )
@@ -313,13 +380,11 @@ class ComponentSpec(StrictModel, metaclass=_SpecMeta):
             problems.append(
                 "an env suite cannot be a group default (a run without an env uses the default job)"
             )
-        if self.example_obs and self.group != TSTEP_ENCODERS_GROUP:
-            problems.append(f"example_obs is for timestep encoders ({TSTEP_ENCODERS_GROUP}) only")
+        if self.example_obs and self.group is not ComponentGroup.TSTEP_ENCODERS:
+            problems.append(f"example_obs is for timestep encoders ({ComponentGroup.TSTEP_ENCODERS}) only")
         if self.default_task is not None and self.tasks and self.default_task not in self.tasks:
             problems.append(f"default_task {self.default_task!r} is not one of tasks {list(self.tasks)}")
         if self.tasks:
-            from amago_core.suggest import did_you_mean
-
             problems.extend(
                 f"preset {key!r} names no task.{did_you_mean(key, self.tasks)} Use '*' or one of {list(self.tasks)}"
                 for key in self.presets
@@ -378,8 +443,6 @@ class ComponentSpec(StrictModel, metaclass=_SpecMeta):
         Raises:
             InvalidSpecError: a preset is not a table of config sections.
         """
-        from amago_core.config.sources import deep_merge
-
         chosen = task if task is not None else self.default_task
         layers = [self.presets.get(ANY_TASK, {}), self.presets.get(chosen, {}) if chosen else {}]
         merged: dict[str, Any] = {}

@@ -16,7 +16,7 @@ __getattr__, __dir__, __all__ = lazy_exports(
         "LoadedRun": "amago_core.policy.loader",
         "MemoryLayout": "amago_core.policy.memory",
         "PolicyLoadError": "amago_core.policy.loader",
-        "PolicySpaces": "amago_core.policy.spaces",
+        "PolicySpaces": "amago_core.rollout.spaces",
         "StatefulPolicy": "amago_core.policy.stateful",
         "export_policy": "amago_core.policy.export",
         "load_policy": "amago_core.policy.loader",

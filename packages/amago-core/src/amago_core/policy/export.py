@@ -56,7 +56,7 @@ from amago_core.plugins.registry import registries as installed_registries
 from amago_core.policy.loader import LoadedRun, describe, load_run
 from amago_core.policy.memory import MemoryLayout
 from amago_core.policy.recorded import RecordedSteps, record_steps
-from amago_core.policy.spaces import space_to_json
+from amago_core.rollout.spaces import space_to_json
 
 FORMATS = ("torchscript", "onnx")
 """What ``export_policy`` can write."""

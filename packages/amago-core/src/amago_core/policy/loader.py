@@ -24,8 +24,8 @@ from amago_core.experiment.run_dir import RunPaths
 from amago_core.plugins.errors import PluginError
 from amago_core.plugins.registry import Registries
 from amago_core.plugins.registry import registries as installed_registries
-from amago_core.policy.spaces import PolicySpaces, SpaceRecordError
 from amago_core.policy.stateful import StatefulPolicy
+from amago_core.rollout.spaces import PolicySpaces, SpaceRecordError
 
 PICKLE_SUFFIXES = (".pt", ".pth", ".pkl", ".pickle", ".ckpt", ".bin")
 """Files that torch or pickle would have to unpickle to read, which amago never does (a file can run code)."""

@@ -16,11 +16,11 @@ import torch
 from amago_core.data.timestep import Timestep
 from amago_core.experiment.acting import env_actions, policy_input
 from amago_core.experiment.agent_api import RolloutPolicy
-from amago_core.policy.spaces import PolicySpaces
 
 # AMAGOEnv's own observation checks and action conversions: using them (not copies) keeps the policy's input
 # and the env's actions exactly what they were in training.
 from amago_core.rollout.env import _make_action_adapter, _ObsChecker
+from amago_core.rollout.spaces import PolicySpaces
 
 
 def _per_env(value: Any, n_envs: int, dtype: type, what: str) -> np.ndarray:

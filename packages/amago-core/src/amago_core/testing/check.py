@@ -19,11 +19,11 @@ from amago_core.config.component import ComponentConfig
 from amago_core.plugins.groups import ComponentGroup, find_group
 from amago_core.plugins.spec import ComponentSpec
 
-KIND_CHECKS: dict[str, str] = {
-    "traj_encoder": "amago_core.testing.nets_checks:check_traj_encoder",
-    "tstep_encoder": "amago_core.testing.nets_checks:check_tstep_encoder",
+KIND_CHECKS: dict[ComponentGroup, str] = {
+    ComponentGroup.TRAJ_ENCODERS: "amago_core.testing.nets_checks:check_traj_encoder",
+    ComponentGroup.TSTEP_ENCODERS: "amago_core.testing.nets_checks:check_tstep_encoder",
 }
-"""Group key -> ``module:function(spec, config)`` running that kind's behavioural checks."""
+"""Group -> ``module:function(spec, config)`` running that kind's behavioural checks."""
 
 
 class ComponentCheckError(AssertionError):
@@ -58,7 +58,7 @@ def spec_module_imports_torch(spec_module: str) -> bool:
 
 
 def _kind_check(group: ComponentGroup) -> Callable[[ComponentSpec, ComponentConfig], Any] | None:
-    target = KIND_CHECKS.get(group.key)
+    target = KIND_CHECKS.get(group)
     if target is None:
         return None
     module_name, _, attr = target.partition(":")

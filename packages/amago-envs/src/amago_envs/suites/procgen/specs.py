@@ -11,12 +11,13 @@ a game has one and "hard" otherwise, as AMAGO's example 09).
 
 from __future__ import annotations
 
+from importlib.metadata import PackageNotFoundError, version
 from typing import Literal
 
 from pydantic import Field, field_validator, model_validator
 
 from amago_core.config.component import EnvSuiteConfig
-from amago_core.plugins.spec import ComponentSpec
+from amago_core.plugins.spec import ComponentSpec, OwnEnvironment
 from amago_envs.suites.specs import ENV_SUITES_GROUP, check_task
 
 ALL_PROCGEN_GAMES: tuple[str, ...] = (
@@ -104,6 +105,33 @@ def _preset(task: str) -> dict:
     }
 
 
+PROCGEN_ENVIRONMENT = (
+    "in the amago workspace `UV_PROJECT_ENVIRONMENT=.venv-procgen uv sync --locked --no-dev --group test "
+    "--extra procgen` (then `.venv-procgen/bin/amago run --env procgen`), elsewhere "
+    '`pip install "amago-envs[procgen]"` in a fresh venv'
+)
+"""How to build procgen's own environment (the same command CI uses)."""
+
+
+def installed_numpy_version() -> str | None:
+    """numpy's version from its metadata (numpy is not imported), or None when it is not installed."""
+    try:
+        return version("numpy")
+    except PackageNotFoundError:
+        return None
+
+
+def numpy_2_here() -> str | None:
+    """What rules procgen out of this environment: ``numpy 2.x`` when numpy 2 or later is installed, else None.
+
+    procgen-mirror needs numpy<2; installing the procgen extra next to numpy 2 would downgrade numpy under every
+    other suite, so `amago doctor` points at procgen's own environment instead of the install line.
+    """
+    numpy_version = installed_numpy_version()
+    major = (numpy_version or "").split(".")[0]
+    return f"numpy {numpy_version}" if major.isdigit() and int(major) >= 2 else None
+
+
 PROCGEN = ComponentSpec(
     name="procgen",
     group=ENV_SUITES_GROUP,
@@ -112,6 +140,9 @@ PROCGEN = ComponentSpec(
     factory="amago_envs.suites.procgen.suite:ProcgenSuite",
     requires=("procgen", "gym3"),
     install_hint='pip install "amago-envs[procgen]"',
+    own_environment=OwnEnvironment(
+        needs="numpy<2", how=PROCGEN_ENVIRONMENT, clash="amago_envs.suites.procgen.specs:numpy_2_here"
+    ),
     tasks=list(PROCGEN_TASKS),
     default_task="easy",
     # Example 09: IMPALA CNN (channels last) with DrQ augmentation, max_seq_len 256, traj_save_len 4·max_seq_len, val 5·horizon+1.
