@@ -29,7 +29,7 @@ from typing import Any
 
 from amago.default_job import DEFAULT_JOB
 from amago_core.config.sources import load_config
-from amago_core.experiment import build_experiment
+from amago_core.experiment import Experiment
 from amago_core.experiment.metrics import AVERAGE_RETURN_KEY
 from amago_core.experiment.plot import plot_run
 
@@ -271,7 +271,7 @@ def main() -> None:
     run_root = OUT / args.task
     job["run"].update(name=f"seed{args.seed}-{int(time.time())}", ckpt_base_dir=str(run_root), seed=args.seed)
     job.setdefault("logging", {}).update(verbose=False)
-    experiment = build_experiment(load_config(base=job, overrides=args.overrides, environ={}))
+    experiment = Experiment(load_config(base=job, overrides=args.overrides, environ={}))
     start = time.perf_counter()
     experiment.start()
     original_eval = experiment.evaluate_val

@@ -28,7 +28,7 @@ from typing import Any
 
 from amago.default_job import DEFAULT_JOB
 from amago_core.config.sources import load_config
-from amago_core.experiment import build_experiment
+from amago_core.experiment import Experiment
 
 
 def job(folder: Path, name: str, envs: int, actors: int, timesteps: int) -> dict[str, Any]:
@@ -44,7 +44,7 @@ def job(folder: Path, name: str, envs: int, actors: int, timesteps: int) -> dict
 
 def measure(folder: Path, envs: int, actors: int, epochs: int, timesteps: int) -> dict[str, Any]:
     config = job(folder, f"a{actors}", envs, actors, timesteps)
-    experiment = build_experiment(load_config(base=config, environ={}))
+    experiment = Experiment(load_config(base=config, environ={}))
     experiment.start()
     try:
         experiment.collect_new_training_data()  # warm-up: first broadcast, first policy steps

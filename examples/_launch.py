@@ -19,7 +19,7 @@ from amago_core.config.episode import follow_episode, warn_if_memory_too_short
 from amago_core.config.experiment import ExperimentConfig
 from amago_core.config.presets import preset_for_env
 from amago_core.config.sources import deep_merge, merge_over_job
-from amago_core.experiment import build_experiment
+from amago_core.experiment import Experiment
 
 MISSING_EXIT_CODE = 2
 """Exit status when a library (or a data file) the suite needs is missing; the stderr line says what to do."""
@@ -125,7 +125,7 @@ def launch(
             and exit status ``MISSING_EXIT_CODE`` instead of a traceback.
         before_build: called with the final config (the smoke run folder in place) before the build; it may
             prepare the run folder (example 14 converts its dataset there) and may return extra keyword
-            arguments for ``build_experiment`` (example 13 passes its relabeling dataset).
+            arguments for ``Experiment`` (example 13 passes its relabeling dataset).
 
     Returns:
         The final evaluation's metrics, as ``Experiment.evaluate_test`` returns them (also printed as JSON).
@@ -139,7 +139,7 @@ def launch(
         try:
             config = config_over_preset(env_id, job)
             extra = before_build(config) if before_build else None
-            experiment = build_experiment(config, **(extra or {}))
+            experiment = Experiment(config, **(extra or {}))
             experiment.start()
         except missing as exc:
             print(f"{name}: {' '.join(str(exc).split())}", file=sys.stderr)

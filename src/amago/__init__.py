@@ -28,7 +28,6 @@ __getattr__, __dir__, __all__ = shim_exports(
         "ExperimentConfig": "amago_core.config.experiment:ExperimentConfig",
         "load_config": "amago_core.config.sources:load_config",
         "Experiment": "amago_core.experiment:Experiment",
-        "build_experiment": "amago_core.experiment:build_experiment",
         "load_policy": "amago_core.policy:load_policy",
         "AMAGOEnv": "amago_core.rollout:AMAGOEnv",
         "AMAGO_ENV_LOG_PREFIX": "amago_core.rollout:AMAGO_ENV_LOG_PREFIX",

@@ -22,7 +22,7 @@ import pytest
 
 from amago_core.config.sources import load_config
 from amago_core.data.files import is_traj_file, load_traj
-from amago_core.experiment import build_experiment
+from amago_core.experiment import Experiment
 from amago_core.experiment.metrics import AVERAGE_RETURN_KEY
 from tests.experiment.conftest import learnable_tmaze_job, stop_when_solved
 
@@ -83,9 +83,7 @@ def tmaze_job(tmp_path: Path, address: str, corridor: int, name: str) -> dict[st
 
 @pytest.mark.slow
 def test_four_actors_on_two_nodes_learn_the_tmaze(tmp_path, two_node_cluster):
-    experiment = build_experiment(
-        load_config(base=tmaze_job(tmp_path, two_node_cluster, 1, "learn"), environ={})
-    )
+    experiment = Experiment(load_config(base=tmaze_job(tmp_path, two_node_cluster, 1, "learn"), environ={}))
     experiment.start()
     collector = experiment.collector
     assert collector is not None
@@ -147,7 +145,7 @@ def test_a_killed_actor_is_restarted_and_no_file_is_written_twice_or_half(tmp_pa
         train_batches_per_epoch=2,
         val_interval=None,
     )
-    experiment = build_experiment(load_config(base=job, environ={}))
+    experiment = Experiment(load_config(base=job, environ={}))
     experiment.start()
     collector = experiment.collector
     killed: dict[str, Any] = {}
@@ -211,12 +209,12 @@ import json, sys
 sys.path.insert(0, {str(Path(__file__).parents[1] / "experiment")!r})
 from conftest import TINY_JOB
 from amago_core.config.sources import load_config
-from amago_core.experiment import build_experiment
+from amago_core.experiment import Experiment
 job = json.loads(json.dumps(TINY_JOB))
 job["run"].update(ckpt_base_dir={str(tmp_path)!r}, name="no-ray")
 job["schedule"].update(epochs=1, ckpt_interval=None)
 job["logging"] = {{"verbose": False, "plot": False}}
-experiment = build_experiment(load_config(base=job, environ={{}}))
+experiment = Experiment(load_config(base=job, environ={{}}))
 experiment.start()
 experiment.learn()
 experiment.close()
@@ -259,7 +257,7 @@ def test_validation_runs_on_the_actors_when_asked(tmp_path, two_node_cluster):
     job = tmaze_job(tmp_path, two_node_cluster, 1, "remote-val")
     job["ray"].update(actors=2, evaluate=True)
     job["schedule"].update(epochs=2, val_interval=1, train_batches_per_epoch=2)
-    experiment = build_experiment(load_config(base=job, environ={}))
+    experiment = Experiment(load_config(base=job, environ={}))
     experiment.start()
     try:
         assert experiment.val_envs is None  # the learner builds no val envs: the actors hold them

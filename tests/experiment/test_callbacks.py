@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from amago_core.config.sources import load_config
-from amago_core.experiment import build_experiment
+from amago_core.experiment import Experiment
 
 HOOKS = """
 from amago_core.hooks import hookimpl
@@ -32,7 +32,7 @@ def test_callbacks_fire_with_metrics_and_stop_the_run(fake_distribution, tiny_jo
         entry_points={"amago": {"recorder": "recorder_pkg.hooks"}},
         modules={"recorder_pkg/__init__.py": "", "recorder_pkg/hooks.py": HOOKS},
     )
-    experiment = build_experiment(load_config(base=tiny_job, environ={}), epochs=5)
+    experiment = Experiment(load_config(base=tiny_job, environ={}), epochs=5)
     experiment.start()
     try:
         experiment.learn()

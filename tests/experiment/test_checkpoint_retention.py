@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from amago_core.config.sources import load_config
-from amago_core.experiment import build_experiment
+from amago_core.experiment import Experiment
 from amago_core.experiment.checkpoints import CheckpointStore
 from amago_core.experiment.run_dir import PROGRESS_FILE, RunPaths, kept_epochs
 
@@ -119,7 +119,7 @@ def test_resume_after_pruning_and_a_smaller_keep_shrinks_the_folder_on_the_next_
     first = run_job(job)
     assert _state_epochs(first.paths) == [0, 1, 2, 3]
     job = _job(job, epochs=6, keep_states=2, keep_policies=2)
-    resumed = build_experiment(load_config(base=job, environ={}))
+    resumed = Experiment(load_config(base=job, environ={}))
     resumed.start(resume=True)
     try:
         assert resumed.epoch == 4  # continued after the newest complete state
@@ -128,7 +128,7 @@ def test_resume_after_pruning_and_a_smaller_keep_shrinks_the_folder_on_the_next_
         resumed.close()
     assert _state_epochs(resumed.paths) == [4, 5]
     assert _policy_epochs(resumed.paths) == [4, 5]
-    again = build_experiment(load_config(base=_job(job, epochs=7), environ={}))
+    again = Experiment(load_config(base=_job(job, epochs=7), environ={}))
     again.start(resume=True)
     try:
         assert again.epoch == 6  # the pruned folder still resumes

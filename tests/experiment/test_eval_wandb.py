@@ -16,7 +16,7 @@ from typer.testing import CliRunner
 
 from amago_core.cli.app import app
 from amago_core.config.sources import load_config
-from amago_core.experiment import build_experiment
+from amago_core.experiment import Experiment
 from amago_core.hooks.wandb_logger import RUN_RECORD
 
 wandb = pytest.importorskip("wandb")
@@ -42,7 +42,7 @@ def trained(tiny_job, tmp_path, monkeypatch, no_wandb_account) -> Path:
     monkeypatch.setenv("WANDB_MODE", "offline")
     tiny_job["logging"].update(log_to_wandb=True, wandb_project="amago-tests", plot=False)
     tiny_job["schedule"]["epochs"] = 2
-    experiment = build_experiment(load_config(base=tiny_job, environ={}))
+    experiment = Experiment(load_config(base=tiny_job, environ={}))
     experiment.start()
     try:
         experiment.learn()

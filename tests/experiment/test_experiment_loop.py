@@ -10,14 +10,14 @@ from typer.testing import CliRunner
 
 from amago_core.cli.app import app
 from amago_core.config.sources import load_config
-from amago_core.experiment import build_experiment
+from amago_core.experiment import Experiment
 from amago_core.experiment.checkpoints import load_policy_weights
 
 runner = CliRunner()
 
 
 def _experiment(job, resume=False, **overrides):
-    experiment = build_experiment(load_config(base=job, environ={}), **overrides)
+    experiment = Experiment(load_config(base=job, environ={}), **overrides)
     experiment.start(resume=resume)
     return experiment
 
@@ -79,7 +79,7 @@ def test_length_grouped_batches_keep_the_number_of_updates(tiny_job):
 
 def test_length_group_batches_below_one_is_refused(tiny_job):
     with pytest.raises(ValueError, match="length_group_batches"):
-        build_experiment(load_config(base=tiny_job, environ={}), length_group_batches=0)
+        Experiment(load_config(base=tiny_job, environ={}), length_group_batches=0)
 
 
 def test_latest_weights_round_trip_exactly(tiny_job):
@@ -183,7 +183,7 @@ def test_cli_eval_names_a_folder_that_is_not_a_run(tmp_path):
 @pytest.mark.parametrize("mode", ["collect", "learn"])
 def test_async_modes_split_the_work_without_rewriting_the_config(tiny_job, mode):
     tiny_job["run"]["mode"] = mode
-    experiment = build_experiment(load_config(base=tiny_job, environ={}))
+    experiment = Experiment(load_config(base=tiny_job, environ={}))
     role = experiment.role
     if mode == "collect":
         assert (role.collects, role.learns, role.only_collects) == (True, False, True)

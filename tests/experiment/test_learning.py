@@ -11,7 +11,7 @@ import time
 import pytest
 
 from amago_core.config.sources import load_config
-from amago_core.experiment import build_experiment
+from amago_core.experiment import Experiment
 from tests.experiment.conftest import learnable_tmaze_job, stop_when_solved
 
 CORRIDOR = 1
@@ -20,7 +20,7 @@ CORRIDOR = 1
 @pytest.mark.slow
 def test_transformer_agent_solves_a_small_tmaze(tmp_path):
     job = learnable_tmaze_job(tmp_path, CORRIDOR, "solve", steps_anneal=400)
-    experiment = build_experiment(load_config(base=job, environ={}))
+    experiment = Experiment(load_config(base=job, environ={}))
     experiment.start()
     history = stop_when_solved(experiment)
     start = time.perf_counter()

@@ -143,7 +143,7 @@ def test_python_api_makers_are_not_shared_out() -> None:
 
 def test_experiment_pools_get_the_suite_actor_makers(tiny_job, monkeypatch) -> None:
     """A built-in suite given ``actor_makers``: the run's train and val pools step one env per actor."""
-    from amago_core.experiment import build_experiment
+    from amago_core.experiment import Experiment
     from amago_envs.suites.tmaze import TMazeSuite
 
     def named_tmaze(suite: TMazeSuite, split: str, actor: int) -> AMAGOEnv:
@@ -153,7 +153,7 @@ def test_experiment_pools_get_the_suite_actor_makers(tiny_job, monkeypatch) -> N
         return [functools.partial(named_tmaze, self, split, actor) for actor in range(n_actors)]
 
     monkeypatch.setattr(TMazeSuite, "actor_makers", actor_makers, raising=False)
-    experiment = build_experiment(ExperimentConfig.model_validate(tiny_job))
+    experiment = Experiment(ExperimentConfig.model_validate(tiny_job))
     experiment.start()
     try:
         experiment.collect_new_training_data()

@@ -11,7 +11,7 @@ import pytest
 from amago_core.config.sources import load_config
 from amago_core.data.disk_buffer import DiskTrajDataset
 from amago_core.data.files import load_traj
-from amago_core.experiment import build_experiment
+from amago_core.experiment import Experiment
 from amago_core.experiment.setup import relabel_seed
 from amago_envs.suites.mazerunner_relabel import MazeRunnerHindsightRelabeler
 
@@ -81,7 +81,7 @@ def test_a_relabeler_in_the_config_rewrites_what_training_loads(mark_relabeler, 
 
 def test_the_flat_keyword_chooses_it_and_a_given_dataset_refuses_it(mark_relabeler, tiny_job, tmp_path):
     given = DiskTrajDataset(tmp_path / "mine", "mine", dset_max_size=10)
-    experiment = build_experiment(load_config(base=tiny_job, environ={}), relabeler="mark", dataset=given)
+    experiment = Experiment(load_config(base=tiny_job, environ={}), relabeler="mark", dataset=given)
     assert experiment.relabeler.kind == "mark"
     with pytest.raises(
         ValueError, match=r"replay.relabeler is 'mark', but this run was given its own dataset"

@@ -19,7 +19,7 @@ from amago_core.config.sources import load_config
 from amago_core.data import files as traj_files
 from amago_core.data.files import is_traj_file, load_traj
 from amago_core.data.writer import TrajectoryWriteError
-from amago_core.experiment import build_experiment, checkpoints
+from amago_core.experiment import Experiment, checkpoints
 from amago_core.experiment.run_dir import RunFolderWriteError, RunPaths, find_write_failure
 from amago_core.hooks.jsonl_logger import JsonlLogBackend
 
@@ -34,7 +34,7 @@ def _job(tiny_job: dict[str, Any], **schedule: Any) -> dict[str, Any]:
 
 
 def _experiment(job: dict[str, Any], *, resume: bool = False):
-    experiment = build_experiment(load_config(base=job, environ={}))
+    experiment = Experiment(load_config(base=job, environ={}))
     experiment.start(resume=resume)
     return experiment
 

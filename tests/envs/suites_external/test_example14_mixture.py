@@ -44,7 +44,7 @@ def example(monkeypatch, tmp_path) -> ModuleType:
 
 
 def build_arguments(monkeypatch, example: ModuleType, argv: list[str]) -> tuple[Any, dict[str, Any]]:
-    """Runs the example up to ``build_experiment``; returns the config and keyword arguments it got."""
+    """Runs the example up to ``Experiment``; returns the config and keyword arguments it got."""
     import _launch
 
     built: list[tuple[Any, dict[str, Any]]] = []
@@ -53,7 +53,7 @@ def build_arguments(monkeypatch, example: ModuleType, argv: list[str]) -> tuple[
         built.append((config, kwargs))
         raise SystemExit(0)
 
-    monkeypatch.setattr(_launch, "build_experiment", capture)
+    monkeypatch.setattr(_launch, "Experiment", capture)
     with pytest.raises(SystemExit):
         example.main(argv)
     (arguments,) = built

@@ -98,7 +98,7 @@ def test_the_tmaze_example_builds_amagos_recipe_for_its_horizon(monkeypatch):
         built.append(config)
         raise SystemExit(0)
 
-    monkeypatch.setattr(_launch, "build_experiment", capture)
+    monkeypatch.setattr(_launch, "Experiment", capture)
     spec = importlib.util.spec_from_file_location("tmaze_example", EXAMPLES_DIR / "04_tmaze.py")
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)

@@ -1,6 +1,6 @@
 """The experiment loop: ``Experiment`` (AMAGO's API over one ``ExperimentConfig``).
 
-``Experiment`` and ``build_experiment`` import torch and accelerate, so they load on first use: modules of
+``Experiment`` imports torch and accelerate, so they load on first use: modules of
 this package that need neither (``plot``, ``run_dir``) stay cheap to import (``amago plot`` reads no model).
 """
 
@@ -9,9 +9,9 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from amago_core.experiment.experiment import Experiment, build_experiment
+    from amago_core.experiment.experiment import Experiment
 
-__all__ = ["Experiment", "build_experiment"]
+__all__ = ["Experiment"]
 
 
 def __getattr__(name: str) -> Any:

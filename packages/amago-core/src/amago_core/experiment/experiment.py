@@ -25,7 +25,6 @@ import torch
 from torch.utils.data import DataLoader
 from tqdm.auto import tqdm
 
-from amago_core.config.experiment import ExperimentConfig
 from amago_core.data.batch import Batch
 from amago_core.experiment.agent_api import LearningAgent
 from amago_core.experiment.processes import gather
@@ -299,8 +298,3 @@ class Experiment(SetupMixin):
         lock = getattr(self, "_run_lock", None)
         if lock is not None:
             lock.release()  # last: another process may take the run over once its files are closed
-
-
-def build_experiment(config: ExperimentConfig, **kwargs: Any) -> Experiment:
-    """``Experiment(config, **kwargs)``: the experiment a config describes (the name scripts of amago 0.1 use)."""
-    return Experiment(config, **kwargs)
