@@ -24,8 +24,9 @@ from pathlib import Path
 from typing import Any
 
 SEED = "7"
-WALL_CLOCK = ("FPS", "Time", "time", "second", "elapsed")
-"""Substrings of metric names that measure the machine, not the learning; dropped before comparing."""
+WALL_CLOCK = ("FPS", "seconds", "elapsed", "wall")
+"""Substrings of metric names that measure the machine, not the learning (``Env FPS (per_process)``); dropped
+before comparing. Not "time": ``(test-time gamma)`` and ``(in Timesteps)`` are learning metrics."""
 THREADS = ["-o", "run.torch_threads=1", "-o", "rollout.env_mode=sync"]
 
 
