@@ -19,14 +19,13 @@ from __future__ import annotations
 import contextlib
 import sys
 import time
-from typing import Any, cast
+from typing import Any
 
 import torch
 from torch.utils.data import DataLoader
 from tqdm.auto import tqdm
 
 from amago_core.data.batch import Batch
-from amago_core.experiment.agent_api import LearningAgent
 from amago_core.experiment.processes import gather
 from amago_core.experiment.progress import EpochReport, RunProgress
 from amago_core.experiment.setup import SetupMixin
@@ -87,29 +86,16 @@ class Experiment(SetupMixin):
 
     def train_step(self, batch: Batch, log_step: bool, loss_weight: float = 1.0) -> dict[str, Any]:
         """One gradient step (or one accumulation micro-step), the loss scaled by ``loss_weight``."""
-        accelerator = self._accelerator
-        batch = batch.to_torch(self.DEVICE)
-        with accelerator.accumulate(self.policy_aclr):
-            self.optimizer.zero_grad()
-            with self.training_caster():  # mixed precision: the forward in bf16/fp16, the update in fp32
-                loss, metrics = self.compute_loss(batch, log_step)
-            accelerator.backward(loss * loss_weight if loss_weight != 1.0 else loss)
-            stepped = accelerator.sync_gradients
-            if stepped:
-                accelerator.clip_grad_norm_(self.policy_aclr.parameters(), self.config.optim.grad_clip)
-                if log_step:
-                    metrics["Learning Rate"] = self.lr_schedule.get_last_lr()[0]
-                    grad_norms = getattr(self.policy, "grad_norms", None)
-                    if callable(grad_norms):
-                        metrics.update(grad_norms())
-            self.optimizer.step()
-            self.lr_schedule.step()
-            if stepped:
-                # The agent keeps a copy of its critics exactly one update old for the policy gradient; it
-                # moves its targets after each real optimiser step (not after accumulation micro-steps).
-                cast(LearningAgent, self.policy).soft_sync_targets()
-                self.grad_update_counter += 1
-        metrics["Loss"] = float(loss.detach())
+        metrics, stepped = self._learner().step(
+            batch.to_torch(self.DEVICE),
+            log_step,
+            loss_weight,
+            compute_loss=self.compute_loss,
+            caster=self.training_caster,
+            grad_clip=self.config.optim.grad_clip,
+        )
+        if stepped:
+            self.grad_update_counter += 1
         return metrics
 
     def _train_epoch(self) -> None:

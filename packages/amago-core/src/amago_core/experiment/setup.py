@@ -20,6 +20,7 @@ from amago_core.experiment.collectors import build_collector
 from amago_core.experiment.env_runner import EnvRunner
 from amago_core.experiment.fast_torch import skip_dynamo_import, tune_allocator, untraced_adamw
 from amago_core.experiment.interaction import InteractionMixin
+from amago_core.experiment.learner import Learner
 from amago_core.experiment.logger import RunLogger
 from amago_core.experiment.processes import default_torch_threads
 from amago_core.experiment.provenance import run_record, summary_lines
@@ -218,24 +219,9 @@ class SetupMixin(InteractionMixin):
         )
         skip_dynamo_import()  # nothing here compiles: the optimiser need not import torch's compiler (~1.5 s)
         optimizer = self.init_optimizer(agent)
-        warmup = max(self.config.optim.lr_warmup_steps, 1)
-        scheduler = torch.optim.lr_scheduler.LambdaLR(optimizer, lambda step: min((step + 1) / warmup, 1.0))
-        self.agent_module = agent
-        accelerator = self._accelerator
-        if (
-            accelerator.num_processes > 1
-            or accelerator.device.type != "cpu"
-            or accelerator.mixed_precision == "fp16"
-        ):
-            self.policy_aclr, self.optimizer, self.lr_schedule = accelerator.prepare(
-                agent, optimizer, scheduler
-            )
-        else:
-            # One CPU process (bf16 autocast comes from caster() in train_step): preparing the model would only
-            # place it on the CPU it is on, after importing torch's distributed-tensor stack to ask whether it
-            # holds DTensors (~0.6 s).
-            self.policy_aclr = agent
-            self.optimizer, self.lr_schedule = accelerator.prepare(optimizer, scheduler)
+        self.learner = Learner(
+            self._accelerator, agent, optimizer, warmup_steps=self.config.optim.lr_warmup_steps
+        )
         self.grad_update_counter = 0
 
     def init_optimizer(self, policy: torch.nn.Module) -> torch.optim.Optimizer:

@@ -24,6 +24,7 @@ from amago_core.config.resolve import resolve_config
 from amago_core.data.dataset import RLDataset
 from amago_core.experiment.checkpoints import CheckpointStore
 from amago_core.experiment.components import RunComponents, UserClass
+from amago_core.experiment.learner import Learner
 from amago_core.experiment.logger import RunLogger
 from amago_core.experiment.naming import default_run_name
 from amago_core.experiment.pools import EnvMakers, makers_per_actor, suite_makers
@@ -52,9 +53,6 @@ class ExperimentState:
     obs_space: gymnasium.spaces.Space[Any]
     action_space: gymnasium.spaces.Space[Any]
     rl2_space: gymnasium.spaces.Box
-    policy_aclr: torch.nn.Module
-    optimizer: torch.optim.Optimizer
-    lr_schedule: torch.optim.lr_scheduler.LambdaLR
 
     def __init__(
         self,
@@ -105,10 +103,8 @@ class ExperimentState:
         self.total_frames = 0
         self.frames_by_env_name: dict[str, int] = {}
         self.accelerator: Accelerator | None = None
-        self.agent_module: torch.nn.Module | None = None
-        """The agent as built; ``policy_aclr`` is the same module as accelerate prepared it (DDP-wrapped when
-        several processes train). Kept, rather than unwrapped on every use: accelerate's unwrapping asks
-        whether the module was compiled, which imports torch's compiler (~1.5 s)."""
+        self.learner: Learner | None = None
+        """The agent, its optimiser and warmup schedule (built by ``init_model``)."""
         self.checkpoints: CheckpointStore | None = None
         self.train_dloader: DataLoader | None = None
         self.logger: RunLogger | None = None
@@ -234,13 +230,35 @@ class ExperimentState:
             raise RuntimeError(msg)
         return self.accelerator
 
-    @property
-    def policy(self) -> torch.nn.Module:
-        """The agent, unwrapped from accelerate/DDP (the module ``init_model`` built; DDP shares its parameters)."""
-        if self.agent_module is None:
+    def _learner(self) -> Learner:
+        if self.learner is None:
             msg = "call Experiment.start() first: the agent is built there"
             raise RuntimeError(msg)
-        return self.agent_module
+        return self.learner
+
+    @property
+    def policy(self) -> torch.nn.Module:
+        """The agent, unwrapped from accelerate/DDP (the module ``init_model`` built; DDP shares its parameters).
+
+        Kept as built rather than unwrapped on every use: accelerate's unwrapping asks whether the module was
+        compiled, which imports torch's compiler (~1.5 s)."""
+        return self._learner().agent
+
+    # AMAGO's attribute names for the learner's parts.
+    @property
+    def policy_aclr(self) -> torch.nn.Module:
+        """The agent as accelerate prepared it (DDP-wrapped when several processes train)."""
+        return self._learner().prepared
+
+    @property
+    def optimizer(self) -> torch.optim.Optimizer:
+        """The optimiser (``init_optimizer``'s, as accelerate prepared it)."""
+        return self._learner().optimizer
+
+    @property
+    def lr_schedule(self) -> torch.optim.lr_scheduler.LRScheduler:
+        """The learning-rate warmup schedule."""
+        return self._learner().lr_schedule
 
     @property
     def DEVICE(self) -> torch.device:

@@ -1,0 +1,114 @@
+"""``Learner``: the agent as it is trained, with its optimiser and warmup schedule, and one gradient step.
+
+An :class:`~amago_core.experiment.Experiment` builds one in ``init_model`` (``experiment.learner``). The loss
+stays an override point of the experiment (``Experiment.compute_loss``): :meth:`Learner.step` is handed it, so
+a subclass's loss is what the optimiser minimises. The experiment counts the gradient steps (its progress).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from contextlib import AbstractContextManager
+from typing import Any, cast
+
+import torch
+from accelerate import Accelerator
+
+from amago_core.data.batch import Batch
+from amago_core.experiment.agent_api import LearningAgent
+
+LossFunction = Callable[[Batch, bool], tuple[torch.Tensor, dict[str, Any]]]
+"""``compute_loss(batch, log_step) -> (loss, metrics)``: ``Experiment.compute_loss``'s signature."""
+
+
+class Learner:
+    """The agent being trained: its module, the module as accelerate prepared it, the optimiser and the linear
+    learning-rate warmup.
+
+    Args:
+        accelerator: this process's accelerator (gradient accumulation, DDP, mixed precision).
+        agent: the agent module as built.
+        optimizer: its optimiser (``Experiment.init_optimizer``).
+        warmup_steps: optimiser steps over which the learning rate rises linearly to its value.
+
+    Attributes:
+        agent: the agent as built (what checkpoints save and rollouts act with).
+        prepared: the same module as accelerate prepared it (DDP-wrapped when several processes train); the
+            forward of the loss goes through it.
+        optimizer: the optimiser, as accelerate prepared it.
+        lr_schedule: the warmup schedule, as accelerate prepared it.
+    """
+
+    def __init__(
+        self,
+        accelerator: Accelerator,
+        agent: torch.nn.Module,
+        optimizer: torch.optim.Optimizer,
+        *,
+        warmup_steps: int,
+    ) -> None:
+        warmup = max(warmup_steps, 1)
+        scheduler = torch.optim.lr_scheduler.LambdaLR(optimizer, lambda step: min((step + 1) / warmup, 1.0))
+        self.accelerator = accelerator
+        self.agent = agent
+        self.prepared: torch.nn.Module
+        self.optimizer: torch.optim.Optimizer
+        self.lr_schedule: torch.optim.lr_scheduler.LRScheduler
+        if (
+            accelerator.num_processes > 1
+            or accelerator.device.type != "cpu"
+            or accelerator.mixed_precision == "fp16"
+        ):
+            self.prepared, self.optimizer, self.lr_schedule = accelerator.prepare(agent, optimizer, scheduler)
+        else:
+            # One CPU process (bf16 autocast comes from the caster the step is given): preparing the model would
+            # only place it on the CPU it is on, after importing torch's distributed-tensor stack to ask whether it
+            # holds DTensors (~0.6 s).
+            self.prepared = agent
+            self.optimizer, self.lr_schedule = accelerator.prepare(optimizer, scheduler)
+
+    def step(
+        self,
+        batch: Batch,
+        log_step: bool,
+        loss_weight: float,
+        *,
+        compute_loss: LossFunction,
+        caster: Callable[[], AbstractContextManager[Any]],
+        grad_clip: float,
+    ) -> tuple[dict[str, Any], bool]:
+        """One gradient step (or one accumulation micro-step), the loss scaled by ``loss_weight``.
+
+        Args:
+            batch: the batch, on this process's device.
+            log_step: whether the loss reports its metrics (and the step adds the learning rate and grad norms).
+            loss_weight: the batch's weight (length-grouped batches weigh by their share of the timesteps).
+            compute_loss: the loss (``Experiment.compute_loss``, an override point).
+            caster: the autocast context of the forward under mixed precision.
+            grad_clip: the gradient norm clipped to.
+
+        Returns:
+            The metrics (``Loss`` always), and whether the optimiser really stepped (False on a micro-step).
+        """
+        accelerator = self.accelerator
+        with accelerator.accumulate(self.prepared):
+            self.optimizer.zero_grad()
+            with caster():  # mixed precision: the forward in bf16/fp16, the update in fp32
+                loss, metrics = compute_loss(batch, log_step)
+            accelerator.backward(loss * loss_weight if loss_weight != 1.0 else loss)
+            stepped = accelerator.sync_gradients
+            if stepped:
+                accelerator.clip_grad_norm_(self.prepared.parameters(), grad_clip)
+                if log_step:
+                    metrics["Learning Rate"] = self.lr_schedule.get_last_lr()[0]
+                    grad_norms = getattr(self.agent, "grad_norms", None)
+                    if callable(grad_norms):
+                        metrics.update(grad_norms())
+            self.optimizer.step()
+            self.lr_schedule.step()
+            if stepped:
+                # The agent keeps a copy of its critics exactly one update old for the policy gradient; it
+                # moves its targets after each real optimiser step (not after accumulation micro-steps).
+                cast(LearningAgent, self.agent).soft_sync_targets()
+        metrics["Loss"] = float(loss.detach())
+        return metrics, stepped
