@@ -6,10 +6,13 @@ policy file instead (``run.mode``). Settings live in one :class:`~amago_core.con
 an ``Experiment`` holds it plus what only exists at run time (the dataset, env makers, Python component classes,
 the accelerator, the model).
 
-The class is assembled from one module per concern, each building on the one before: ``state`` (the config,
-settings as attributes, progress), ``checkpointing``, ``interaction`` (env pools, ``interact``, collection and
-evaluation), ``setup`` (``start`` and the ``init_*`` methods), and this module (the loop and the gradient step).
-Helpers without state live beside them: ``components`` (each slot resolved once), ``pools`` (roles and seeds),
+It owns two parts with public interfaces: an :class:`~amago_core.experiment.env_runner.EnvRunner` (the env
+pools, the policy's memory in them, the remote collector) and a :class:`~amago_core.experiment.learner.Learner`
+(the model, its optimiser and schedule, the gradient step); AMAGO's override points (``interact``,
+``compute_loss``, ...) stay methods here, and the parts are handed them. The class's methods still come in one
+module per concern, each building on the one before: ``state`` (the config, progress, the parts),
+``checkpointing``, ``interaction`` (collection and evaluation), ``setup`` (``start`` and the ``init_*``
+methods), and this module (the loop and the gradient step). Helpers without state live beside them: ``components`` (each slot resolved once), ``pools`` (roles and seeds),
 ``acting`` (the rollout loop), ``training`` (batches), ``checkpoints`` (I/O), ``provenance`` (what a run
 records), ``processes`` (modes and data parallelism).
 """

@@ -1,8 +1,10 @@
-"""The state every part of an ``Experiment`` shares: its one config, its runtime objects, its settings as attributes.
+"""The state every part of an ``Experiment`` shares: its one config, its parts and progress, its settings read as
+attributes.
 
-``Experiment`` is assembled from one class per concern, each building on the one before:
-``ExperimentState`` (this) -> ``CheckpointingMixin`` -> ``InteractionMixin`` -> ``SetupMixin`` -> ``Experiment``
-(the training loop). Every override point AMAGO users know stays a method of ``Experiment``.
+``Experiment``'s methods come in one class per concern, each building on the one before: ``ExperimentState``
+(this) -> ``CheckpointingMixin`` -> ``InteractionMixin`` -> ``SetupMixin`` -> ``Experiment`` (the training loop);
+its parts (``env_runner``, ``learner``, ``checkpoints``, ``logger``) are built by ``start()``. Every override
+point AMAGO users know stays a method of ``Experiment``.
 """
 
 from __future__ import annotations
