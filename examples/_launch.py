@@ -15,10 +15,9 @@ import tempfile
 from collections.abc import Callable
 from typing import Any
 
-from amago_core.config.episode import follow_episode, warn_if_memory_too_short
 from amago_core.config.experiment import ExperimentConfig
-from amago_core.config.presets import preset_for_env
-from amago_core.config.sources import deep_merge, merge_over_job
+from amago_core.config.resolve import plan_run
+from amago_core.config.sources import deep_merge
 from amago_core.experiment import Experiment
 
 MISSING_EXIT_CODE = 2
@@ -83,25 +82,12 @@ def common_settings(args: argparse.Namespace) -> dict[str, Any]:
     }
 
 
-def config_over_preset(env_id: str, job: dict[str, Any]) -> ExperimentConfig:
-    """The job over its env's preset, as ``amago run`` builds it: the preset's episode-counted settings (the T-Maze
-    exploration's corridor, window lengths the job leaves alone) follow the episode the job's env options give."""
-    preset = preset_for_env(env_id) or {}
-    config = ExperimentConfig.model_validate(merge_over_job(preset, job))
-    followed = follow_episode(preset, job, config.resolved())
-    if followed is not None:
-        config = ExperimentConfig.model_validate(merge_over_job(followed, job))
-    warn_if_memory_too_short(config)
-    return config
-
-
 def launch(
     job: dict[str, Any],
     args: argparse.Namespace,
     *,
     smoke_job: dict[str, Any],
     eval_timesteps: int | Callable[[ExperimentConfig], int],
-    env_id: str | None = None,
     eval_split: str = "test",
     name: str = "example",
     missing: tuple[type[BaseException], ...] = (),
@@ -111,12 +97,11 @@ def launch(
 
     Args:
         job: the example's own settings (a config mapping), merged over ``common_settings(args)``; both win
-            over the preset of ``env_id``.
+            over the preset of the job's env (``job["env"]["id"]``).
         args: the parsed flags, ``add_common_flags``'s among them. With ``args.smoke``, ``smoke_job`` is merged
             over the job and the run goes into a temporary folder, removed on return.
         smoke_job: the tiny-job overrides of ``--smoke``.
         eval_timesteps: timesteps of the final evaluation, or a function of the validated config giving them.
-        env_id: whose preset to start from; default ``job["env"]["id"]``.
         eval_split: ``"test"`` evaluates on the suite's test envs (held-out tasks where the suite has them;
             ``experiment.make_test_env``, falling back to ``make_val_env``); ``"val"`` on its validation envs.
         name: the script's name: the temp-folder prefix and the prefix of the missing-library message.
@@ -130,14 +115,15 @@ def launch(
     Returns:
         The final evaluation's metrics, as ``Experiment.evaluate_test`` returns them (also printed as JSON).
     """
-    env_id = env_id or job["env"]["id"]
     job = deep_merge(common_settings(args), job)
     with tempfile.TemporaryDirectory(prefix=f"amago-{name}-") as scratch:
         if args.smoke:
             job = deep_merge(job, smoke_job)
             job["run"]["ckpt_base_dir"] = scratch
         try:
-            config = config_over_preset(env_id, job)
+            # One resolver for everything that starts a run: the job as the flags of `amago run` would be (the
+            # env suite's preset under it, its episode followed, the AMAGO_* environment included).
+            config = plan_run(flags=job).config
             extra = before_build(config) if before_build else None
             experiment = Experiment(config, **(extra or {}))
             experiment.start()

@@ -353,9 +353,9 @@ def test_env_suite_presets_are_the_base_layer(fake_distribution):
         entry_points={"amago.env_suites": {"grid": "preset_pkg.specs:SPEC"}},
         modules=modules,
     )
-    easy = resolve_run_config([], [], {"env": "grid"}, None)
+    easy = resolve_run_config([], [], {"env": "grid"}, None).config
     assert (easy.run.max_seq_len, easy.optim.batch_size) == (64, 7)
-    hard = resolve_run_config([], ["optim.batch_size=3"], {"env": "grid-hard"}, None)
+    hard = resolve_run_config([], ["optim.batch_size=3"], {"env": "grid-hard"}, None).config
     assert hard.run.max_seq_len == 256
     assert hard.env.size == 9  # preset env options survive the user's env id
     assert hard.env.task == "hard"

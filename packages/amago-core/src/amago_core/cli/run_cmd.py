@@ -13,13 +13,16 @@ import tempfile
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
 from amago_core.cli.budget import size_run
 from amago_core.cli.errors import WRITE_FAILED, DebugFlag, debugging, fail_on_config_error, one_line_errors
 from amago_core.cli.output import fail, print_json
+
+if TYPE_CHECKING:
+    from amago_core.config.resolve import RunPlan
 
 ConfigFiles = Annotated[
     list[Path] | None,
@@ -42,8 +45,10 @@ def _default_job() -> dict[str, Any] | None:
     return hook_manager().hook.amago_default_job()
 
 
-def resolve_run_config(files: list[Path], overrides: list[str], flags: dict[str, Any], resume: Path | None):
-    """The config `amago run` would run: sources over the env suite's preset (or the main job), validated.
+def resolve_run_config(
+    files: list[Path], overrides: list[str], flags: dict[str, Any], resume: Path | None
+) -> RunPlan:
+    """The plan `amago run` would run: sources over the env suite's preset (or the main job), validated.
 
     A run folder's record (the ``--resume`` folder's, or a ``-c`` file that is one) is data: where to write and
     which cluster to join are never taken from it (one line names what was ignored), and on ``--resume`` only
@@ -54,7 +59,7 @@ def resolve_run_config(files: list[Path], overrides: list[str], flags: dict[str,
     """
     from pydantic import ValidationError
 
-    from amago_core.config.resolve import resolve_config
+    from amago_core.config.resolve import plan_run
     from amago_core.config.sources import RUN_RECORD_NAME, ConfigSourceError, merge_sources
     from amago_core.plugins.errors import PluginError
 
@@ -65,7 +70,8 @@ def resolve_run_config(files: list[Path], overrides: list[str], flags: dict[str,
             fail(f"cannot resume {resume}: it has no {RUN_RECORD_NAME} (is it a run folder?)")
         sources.insert(0, resolved)
     try:
-        config = resolve_config(sources, flags, overrides, default_job=_default_job())
+        plan = plan_run(sources, flags, overrides, default_job=_default_job())
+        config = plan.config
         records = _run_records(sources)
         own = merge_sources([path for path in sources if path not in records], flags, overrides)
     except (ConfigSourceError, ValidationError, PluginError) as exc:
@@ -79,7 +85,7 @@ def resolve_run_config(files: list[Path], overrides: list[str], flags: dict[str,
         )
     if resume is not None:
         _refuse_changes_on_resume(resume, records[sources[0]], dumped)
-    return config
+    return plan
 
 
 def _run_records(sources: list[Path]) -> dict[Path, dict[str, Any]]:
@@ -226,19 +232,19 @@ def run_command(
         logging={"verbose": False} if quiet else None,
     )
     files, overrides = list(config or []), list(override or [])
-    resolved = resolve_run_config(files, overrides, flags, resume)
+    plan = resolve_run_config(files, overrides, flags, resume)
+    resolved = plan.config
     if resume is not None and (budget or steps or smoke):
         fail(
             "a resumed run keeps the schedule it was sized to; drop --budget, --steps and --smoke with --resume."
         )
     from amago_core.cli import preflight
-    from amago_core.config.sources import merge_sources
 
     checks = preflight.preflight_enabled(no_preflight)
     if checks and not smoke and (budget or not dry_run):
         # Before --budget's measurement too: it starts the run's env processes.
         preflight.check_env_processes(resolved)
-    user = merge_sources(files, flags, overrides)
+    user = plan.user
     unsized = resolved
     resolved = size_run(
         resolved,

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from pydantic import ValidationError
@@ -15,7 +16,7 @@ from pydantic import ValidationError
 from amago_core.config.episode import follow_episode, warn_if_memory_too_short
 from amago_core.config.errors import describe_validation_error
 from amago_core.config.experiment import ExperimentConfig
-from amago_core.config.sources import load_config, merge_over_job, merge_sources
+from amago_core.config.sources import merge_layers, merge_over_job, read_sources
 from amago_core.plugins.errors import InvalidSpecError
 
 
@@ -57,15 +58,39 @@ def base_layer(env_choice: Any, default_job: Mapping[str, Any] | None) -> dict[s
     return preset
 
 
-def resolve_config(
+@dataclass(frozen=True)
+class RunPlan:
+    """What will run, decided once: the validated config, and what the user's own sources set.
+
+    Built by :func:`plan_run`; sizing (``--steps``, ``--budget``, ``--smoke``) turns one plan into another
+    (:meth:`sized`). Everything that starts a run (``amago run``, ``Experiment(plan)``, the examples) starts from
+    one.
+
+    Attributes:
+        config: the validated config, every component slot resolved to its config.
+        user: the user's own sources merged (files, flags, overrides, ``AMAGO_*``), without the preset or job
+            under them: what sizing and episode following must keep. Read-only by convention.
+    """
+
+    config: ExperimentConfig
+    user: Mapping[str, Any] = field(default_factory=dict)
+
+    def sized(self, settings: Mapping[str, Any]) -> RunPlan:
+        """This plan with ``settings`` (a config tree from :mod:`amago_core.config.sizing`) merged in."""
+        from amago_core.config.sizing import apply_sizing
+
+        return replace(self, config=apply_sizing(self.config, settings))
+
+
+def plan_run(
     files: Iterable[str | os.PathLike[str]] = (),
     flags: Mapping[str, Any] | None = None,
     overrides: Iterable[str] = (),
     environ: Mapping[str, str] | None = None,
     *,
     default_job: Mapping[str, Any] | None = None,
-) -> ExperimentConfig:
-    """Merges every source over the base layer, validates, and resolves each component slot to its config.
+) -> RunPlan:
+    """Reads every source once, merges it over the base layer, validates, and resolves each component slot.
 
     The base layer's episode-counted settings follow the episode length of the user's env options
     (:mod:`amago_core.config.episode`), and a memory shorter than one episode of a memory task is warned about.
@@ -82,13 +107,25 @@ def resolve_config(
         pydantic.ValidationError: the merged config is invalid (located at the bad field).
         amago_core.plugins.PluginError: a component or env is unknown, missing or broken (incl. PresetError).
     """
-    files, overrides = list(files), list(overrides)
-    user = merge_sources(files, flags, overrides, environ)
+    layers = read_sources(files, flags, overrides, environ)
+    user = merge_layers(layers)
     base = base_layer(user.get("env"), default_job)
-    config = load_config(files, flags, overrides, environ, base=base).resolved()
+    config = ExperimentConfig.model_validate(merge_layers(layers, base)).resolved()
     if base is not None:
         followed = follow_episode(base, user, config)
         if followed is not None:  # the user's env options changed the episode the base layer was written for
-            config = load_config(files, flags, overrides, environ, base=followed).resolved()
+            config = ExperimentConfig.model_validate(merge_layers(layers, followed)).resolved()
     warn_if_memory_too_short(config)
-    return config
+    return RunPlan(config, user)
+
+
+def resolve_config(
+    files: Iterable[str | os.PathLike[str]] = (),
+    flags: Mapping[str, Any] | None = None,
+    overrides: Iterable[str] = (),
+    environ: Mapping[str, str] | None = None,
+    *,
+    default_job: Mapping[str, Any] | None = None,
+) -> ExperimentConfig:
+    """The config of :func:`plan_run` (same arguments, same errors)."""
+    return plan_run(files, flags, overrides, environ, default_job=default_job).config

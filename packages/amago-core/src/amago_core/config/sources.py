@@ -319,10 +319,33 @@ def merge_sources(
 
     ``base`` sits just above the built-in defaults (below the environment): a job's own defaults.
     """
+    return merge_layers(read_sources(files, flags, overrides, environ), base)
+
+
+def read_sources(
+    files: Iterable[str | os.PathLike[str]] = (),
+    flags: Mapping[str, Any] | None = None,
+    overrides: Iterable[str] = (),
+    environ: Mapping[str, str] | None = None,
+) -> list[dict[str, Any]]:
+    """Every source as a config table, lowest precedence first: the ``AMAGO_*`` environment, each file (read
+    once), the flags, each override. :func:`merge_layers` merges them over a base layer.
+
+    Raises:
+        ConfigSourceError: a source cannot be read.
+    """
     layers = [config_from_environ(environ), *(read_config_file(file) for file in files)]
     if flags:
         layers.append(_without_unset(flags))
     layers.extend(parse_override(item) for item in overrides)
+    return layers
+
+
+def merge_layers(
+    layers: Iterable[Mapping[str, Any]], base: Mapping[str, Any] | None = None
+) -> dict[str, Any]:
+    """``layers`` (from :func:`read_sources`) merged over ``base``; options given for a slot without a kind name
+    the slot's default component."""
     merged = merge_over_job(base or {}, *layers)
     for key in SLOT_KEYS:  # options given for the default component: name that default
         value = merged.get(key)

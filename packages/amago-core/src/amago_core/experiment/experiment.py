@@ -53,8 +53,9 @@ class Experiment(SetupMixin):
     ``evaluate_test``.
 
     Args:
-        config: the validated config (or a mapping of one); None: built from the keywords, like the CLI does
-            (env suite preset under them, ``AMAGO_*`` environment variables).
+        config: the run's plan (:func:`~amago_core.config.resolve.plan_run`), or a validated config (or a mapping
+            of one); None: planned from the keywords, like the CLI does (env suite preset under them, ``AMAGO_*``
+            environment variables).
         dataset: where training sequences come from. None: a disk buffer at ``{dset_root}/{dset_name}``.
         make_train_env: returns an ``AMAGOEnv``, or a list with one maker per actor. None: the ``env`` setting's
             suite.

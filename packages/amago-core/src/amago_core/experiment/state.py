@@ -22,7 +22,7 @@ from torch.utils.data import DataLoader
 from amago_core.config.component import ComponentConfig
 from amago_core.config.experiment import ExperimentConfig
 from amago_core.config.flat import SLOT_NAMES, flat_names, flat_to_tree, flat_value, with_settings
-from amago_core.config.resolve import resolve_config
+from amago_core.config.resolve import RunPlan, resolve_config
 from amago_core.data.dataset import RLDataset
 from amago_core.experiment.checkpoints import CheckpointStore
 from amago_core.experiment.components import RunComponents, UserClass
@@ -58,7 +58,7 @@ class ExperimentState:
 
     def __init__(
         self,
-        config: ExperimentConfig | Mapping[str, Any] | None = None,
+        config: RunPlan | ExperimentConfig | Mapping[str, Any] | None = None,
         *,
         dataset: RLDataset | None = None,
         make_train_env: EnvMakers | None = None,
@@ -74,6 +74,8 @@ class ExperimentState:
             for k in list(settings)
             if k in SLOT_NAMES and _is_python_component(settings[k])
         }
+        if isinstance(config, RunPlan):
+            config = config.config
         if config is None:
             config = resolve_config(flags=flat_to_tree(settings))
         else:

@@ -1,0 +1,87 @@
+"""`plan_run`: "what will run" decided once, from every source read once; what starts a run starts from a plan."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+from pathlib import Path
+
+import pytest
+
+from amago_core.config import sources
+from amago_core.config.resolve import RunPlan, plan_run, resolve_config
+
+EXAMPLES_DIR = Path(__file__).resolve().parents[2] / "examples"
+
+
+def test_every_config_file_is_read_once(tmp_path, monkeypatch):
+    first, second = tmp_path / "a.json", tmp_path / "b.json"
+    first.write_text(json.dumps({"env": "frozen-lake", "optim": {"batch_size": 5}}))
+    second.write_text(json.dumps({"optim": {"learning_rate": 1e-3}}))
+    reads: list[str] = []
+    real = sources.read_config_file
+
+    def counted(path):
+        reads.append(Path(path).name)
+        return real(path)
+
+    monkeypatch.setattr(sources, "read_config_file", counted)
+    # frozen-lake's preset follows the episode of the user's env options: a second merge, no second read.
+    plan = plan_run([first, second], overrides=["env.size=6"], environ={})
+    assert sorted(reads) == ["a.json", "b.json"]
+    assert plan.config.optim.batch_size == 5
+    assert plan.config.optim.learning_rate == 1e-3
+
+
+def test_the_plan_keeps_what_the_user_set_apart_from_the_preset():
+    plan = plan_run(flags={"env": "key-door"}, overrides=["optim.batch_size=3"], environ={})
+    assert plan.user == {"env": "key-door", "optim": {"batch_size": 3}}
+    assert plan.config.optim.batch_size == 3
+    assert plan.config.agent.reward_multiplier == 100.0  # from the key-door preset, not in `user`
+    assert plan.config == resolve_config(
+        flags={"env": "key-door"}, overrides=["optim.batch_size=3"], environ={}
+    )
+
+
+def test_sizing_turns_a_plan_into_another_and_leaves_the_first_as_it_was():
+    from amago_core.config.sizing import size_schedule
+
+    plan = plan_run(flags={"env": "frozen-lake"}, environ={})
+    smaller = plan.sized(size_schedule(plan.config, plan.user, 20_000))
+    assert isinstance(smaller, RunPlan)
+    assert smaller.user is plan.user
+    assert smaller.config.schedule.epochs < plan.config.schedule.epochs
+    with pytest.raises(AttributeError):
+        plan.config = smaller.config  # type: ignore[misc]  # a frozen value
+
+
+def test_an_experiment_starts_from_a_plan(tmp_path):
+    from amago_core.experiment import Experiment
+
+    plan = plan_run(flags={"env": "tmaze-passive", "run": {"ckpt_base_dir": str(tmp_path)}}, environ={})
+    experiment = Experiment(plan)
+    assert experiment.config.env == plan.config.env
+    assert experiment.config.traj_encoder == plan.config.traj_encoder
+
+
+def test_the_examples_plan_their_run_like_amago_run_does(monkeypatch):
+    # examples/_launch.py had a resolver of its own without the AMAGO_* layer; it now plans the run.
+    monkeypatch.setenv("AMAGO_OPTIM__LEARNING_RATE", "0.000123")
+    monkeypatch.syspath_prepend(str(EXAMPLES_DIR))
+    import _launch
+
+    built = []
+
+    def capture(config, **_):
+        built.append(config)
+        raise SystemExit(0)
+
+    monkeypatch.setattr(_launch, "Experiment", capture)
+    spec = importlib.util.spec_from_file_location("tmaze_example", EXAMPLES_DIR / "04_tmaze.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    with pytest.raises(SystemExit):
+        module.main(["--horizon", "20"])
+    (config,) = built
+    assert config.optim.learning_rate == 0.000123
+    assert config.exploration.corridor_steps == (1, 17)  # the preset followed the example's corridor
