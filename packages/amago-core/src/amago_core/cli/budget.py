@@ -9,9 +9,13 @@ import re
 import sys
 import time
 from collections.abc import Mapping
-from typing import Any
+from dataclasses import replace
+from typing import TYPE_CHECKING
 
 from amago_core.cli.output import fail
+
+if TYPE_CHECKING:
+    from amago_core.config.resolve import RunPlan
 
 STEPS_PATTERN = re.compile(r"\s*(\d+(?:\.\d+)?(?:e\d+)?)\s*([km]?)\s*", re.IGNORECASE)
 
@@ -26,20 +30,18 @@ def parse_steps(text: str) -> int:
 
 
 def size_run(
-    config: Any,
-    user: Mapping[str, Any],
+    plan: RunPlan,
     *,
     budget: str | None,
     steps: str | None,
     smoke: bool,
     announce: bool,
     debug: bool,
-) -> Any:
-    """``config`` sized by the one budget flag given (``config`` itself when none is); exits 2 on a bad one.
+) -> RunPlan:
+    """``plan`` sized by the one budget flag given (``plan`` itself when none is); exits 2 on a bad one.
 
     Args:
-        config: the resolved config.
-        user: the user's own sources merged (kept as set; they constrain the sizing).
+        plan: the run's plan: its config, and the user's own sources (kept as set; they constrain the sizing).
         budget: ``--budget`` (wall time, e.g. ``10m``): measured on this machine, then sized; the run also
             stops at that time (``schedule.max_minutes``).
         steps: ``--steps`` (train env steps, all actors).
@@ -66,21 +68,20 @@ def size_run(
         whole_episode_steps,
     )
 
+    config, user = plan.config, plan.user
     given = [flag for flag, value in (("--budget", budget), ("--steps", steps), ("--smoke", smoke)) if value]
     if not given:
-        return config
+        return plan
     if len(given) > 1:
         fail(f"{' and '.join(given)} both size the run; pass one of them.")
     cut: str | None = None
     fix = ""
     try:
         if smoke:
-            sized = apply_sizing(
-                config, size_schedule(config, user, smoke_env_steps(config, user), smoke=True)
-            )
+            sized = plan.sized(size_schedule(config, user, smoke_env_steps(config, user), smoke=True)).config
             how = "--smoke"
         elif steps is not None:
-            sized = apply_sizing(config, size_schedule(config, user, parse_steps(steps)))
+            sized = plan.sized(size_schedule(config, user, parse_steps(steps))).config
             how = f"--steps {steps}"
             cut = memory_cut(config, sized)
             fix = f"--steps {format_steps(whole_episode_steps(config) or 1, up=True)}"
@@ -96,7 +97,7 @@ def size_run(
             with one_line_errors(debug):
                 costs = measure_costs(config)
             spent = time.monotonic() - started  # the measurement is part of the budget
-            sized = apply_sizing(config, size_for_seconds(config, user, costs, seconds, spent=spent))
+            sized = plan.sized(size_for_seconds(config, user, costs, seconds, spent=spent)).config
             seconds -= spent
             user_schedule = user.get("schedule")
             if not (isinstance(user_schedule, Mapping) and "max_minutes" in user_schedule):
@@ -117,7 +118,7 @@ def size_run(
             cut = memory_cut(config, sized)
             whole = whole_episode_steps(config)
             if cut is not None and whole is not None:
-                whole_run = apply_sizing(config, size_schedule(config, user, whole))
+                whole_run = plan.sized(size_schedule(config, user, whole)).config
                 fix = f"--budget {format_duration(estimated_seconds(whole_run, costs) / SAFETY + spent)}"
     except BudgetError as exc:
         fail(str(exc))
@@ -130,4 +131,4 @@ def size_run(
             f"amago: warning: {given[0]} {steps or budget} leaves too few steps for whole episodes: {cut}; {fix} keeps "
             "whole episodes (or set -o run.max_seq_len and -o replay.traj_save_len yourself).\n"
         )
-    return sized
+    return replace(plan, config=sized)

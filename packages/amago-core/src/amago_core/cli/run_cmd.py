@@ -244,17 +244,9 @@ def run_command(
     if checks and not smoke and (budget or not dry_run):
         # Before --budget's measurement too: it starts the run's env processes.
         preflight.check_env_processes(resolved)
-    user = plan.user
-    unsized = resolved
-    resolved = size_run(
-        resolved,
-        user,
-        budget=budget,
-        steps=steps,
-        smoke=smoke,
-        announce=not quiet,
-        debug=debugging(debug),
-    )
+    user, unsized = plan.user, plan.config
+    plan = size_run(plan, budget=budget, steps=steps, smoke=smoke, announce=not quiet, debug=debugging(debug))
+    resolved = plan.config
     if dry_run:
         print_json(resolved.model_dump(mode="json"), exact_floats=True)
         return
@@ -265,9 +257,7 @@ def run_command(
     allow = allow_traj_pickles or _user_chose_traj_files(files, flags, overrides)
     if smoke:
         with tempfile.TemporaryDirectory(prefix="amago-smoke-") as folder:
-            from amago_core.config.sizing import apply_sizing
-
-            sized = apply_sizing(resolved, {"run": {"ckpt_base_dir": folder}})
+            sized = plan.sized({"run": {"ckpt_base_dir": folder}}).config
             _train(sized, None, debugging(debug), quiet, allow, smoke=True)
         if not quiet:
             sys.stderr.write("amago: the smoke run passed end to end; its temporary folder was removed.\n")
