@@ -50,8 +50,19 @@ def test_smoke_on_popgym_finishes_episodes_and_names_no_path_it_removes(tmp_path
 
 @pytest.mark.slow
 def test_smoke_says_when_its_episodes_are_longer_than_it_plays(tmp_path):
+    # Multi-domain POPGym draws its games at random and some end within 16 steps: seed 1 draws long ones only.
     result = runner.invoke(
-        app, ["run", "--env", "popgym-multidomain", "--smoke", "-o", f"run.ckpt_base_dir={tmp_path}"]
+        app,
+        [
+            "run",
+            "--env",
+            "popgym-multidomain",
+            "--smoke",
+            "--seed",
+            "1",
+            "-o",
+            f"run.ckpt_base_dir={tmp_path}",
+        ],
     )
     assert result.exit_code == 0, result.output
     assert _json_of(result.stdout)["episodes_finished"] == {"train": 0, "val": 0, "test": 0}
