@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import importlib.util
 import json
 from pathlib import Path
 
@@ -10,8 +9,6 @@ import pytest
 
 from amago_core.config import sources
 from amago_core.config.resolve import RunPlan, plan_run, resolve_config
-
-EXAMPLES_DIR = Path(__file__).resolve().parents[2] / "examples"
 
 
 def test_every_config_file_is_read_once(tmp_path, monkeypatch):
@@ -62,26 +59,3 @@ def test_an_experiment_starts_from_a_plan(tmp_path):
     experiment = Experiment(plan)
     assert experiment.config.env == plan.config.env
     assert experiment.config.traj_encoder == plan.config.traj_encoder
-
-
-def test_the_examples_plan_their_run_like_amago_run_does(monkeypatch):
-    # examples/_launch.py had a resolver of its own without the AMAGO_* layer; it now plans the run.
-    monkeypatch.setenv("AMAGO_OPTIM__LEARNING_RATE", "0.000123")
-    monkeypatch.syspath_prepend(str(EXAMPLES_DIR))
-    import _launch
-
-    built = []
-
-    def capture(config, **_):
-        built.append(config)
-        raise SystemExit(0)
-
-    monkeypatch.setattr(_launch, "Experiment", capture)
-    spec = importlib.util.spec_from_file_location("tmaze_example", EXAMPLES_DIR / "04_tmaze.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    with pytest.raises(SystemExit):
-        module.main(["--horizon", "20"])
-    (config,) = built
-    assert config.optim.learning_rate == 0.000123
-    assert config.exploration.corridor_steps == (1, 17)  # the preset followed the example's corridor

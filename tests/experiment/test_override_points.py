@@ -75,22 +75,28 @@ def test_an_overridden_interact_runs_collection_validation_and_the_test(tiny_job
     assert {"collect", "evaluate", "test"} <= set(phases)
 
 
+def _weights_before_and_after_one_epoch(cls: type[Experiment], job: dict[str, Any]) -> tuple[list, list, int]:
+    """The agent's parameters before and after one epoch of ``cls``, and the gradient steps it took."""
+    job["schedule"] = {**job["schedule"], "epochs": 1}
+    experiment = cls(load_config(base=job, environ={}))
+    experiment.start()
+    try:
+        before = [p.detach().clone() for p in experiment.policy.parameters()]
+        experiment.learn()
+        return before, list(experiment.policy.parameters()), experiment.grad_update_counter
+    finally:
+        experiment.close()
+
+
 def test_an_overridden_optimizer_is_the_one_that_steps(tiny_job):
     class FrozenWeights(Experiment):
         def init_optimizer(self, policy: torch.nn.Module) -> torch.optim.Optimizer:
             return torch.optim.SGD(policy.parameters(), lr=0.0)
 
-    tiny_job["schedule"] = {**tiny_job["schedule"], "epochs": 1}
-    experiment = FrozenWeights(load_config(base=tiny_job, environ={}))
-    experiment.start()
-    try:
-        before = [p.detach().clone() for p in experiment.policy.parameters()]
-        experiment.learn()
-        assert experiment.grad_update_counter > 0
-        # lr 0: every update left the weights as they were (AdamW's would have moved them).
-        assert all(torch.equal(a, b) for a, b in zip(before, experiment.policy.parameters(), strict=True))
-    finally:
-        experiment.close()
+    before, after, updates = _weights_before_and_after_one_epoch(FrozenWeights, tiny_job)
+    assert updates > 0
+    # lr 0: every update left the weights as they were (AdamW's would have moved them).
+    assert all(torch.equal(a, b) for a, b in zip(before, after, strict=True))
 
 
 def test_an_overridden_loss_is_what_the_optimiser_minimises(tiny_job):
@@ -99,14 +105,7 @@ def test_an_overridden_loss_is_what_the_optimiser_minimises(tiny_job):
             loss, metrics = super().compute_loss(batch, log_step)
             return loss * 0.0, metrics
 
-    tiny_job["schedule"] = {**tiny_job["schedule"], "epochs": 1}
     tiny_job["optim"] = {**tiny_job["optim"], "l2_coeff": 0.0}
-    experiment = NoLoss(load_config(base=tiny_job, environ={}))
-    experiment.start()
-    try:
-        before = [p.detach().clone() for p in experiment.policy.parameters()]
-        experiment.learn()
-        assert experiment.grad_update_counter > 0
-        assert all(torch.equal(a, b) for a, b in zip(before, experiment.policy.parameters(), strict=True))
-    finally:
-        experiment.close()
+    before, after, updates = _weights_before_and_after_one_epoch(NoLoss, tiny_job)
+    assert updates > 0
+    assert all(torch.equal(a, b) for a, b in zip(before, after, strict=True))

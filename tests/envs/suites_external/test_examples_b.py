@@ -86,9 +86,8 @@ def test_example_smoke(name: str, smoke_outputs: dict[str, str]) -> None:
     assert '"Average Total Return (Across All Env Names)"' in output
 
 
-def test_the_tmaze_example_builds_amagos_recipe_for_its_horizon(monkeypatch):
-    # The example's job sits over the suite's preset as `amago run` puts it: the preset's T-Maze exploration
-    # follows the corridor the example asks for (0.5 / H over episode steps [1, H - 3)).
+def _tmaze_example_config(monkeypatch, horizon: int):
+    """The config examples/04_tmaze.py hands to ``Experiment`` for ``--horizon`` (nothing is built or run)."""
     monkeypatch.syspath_prepend(str(EXAMPLES_DIR))
     import _launch
 
@@ -103,9 +102,24 @@ def test_the_tmaze_example_builds_amagos_recipe_for_its_horizon(monkeypatch):
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     with pytest.raises(SystemExit):
-        module.main(["--horizon", "100"])
+        module.main(["--horizon", str(horizon)])
     (config,) = built
+    return config
+
+
+def test_the_tmaze_example_builds_amagos_recipe_for_its_horizon(monkeypatch):
+    # The example's job sits over the suite's preset as `amago run` puts it: the preset's T-Maze exploration
+    # follows the corridor the example asks for (0.5 / H over episode steps [1, H - 3)).
+    config = _tmaze_example_config(monkeypatch, 100)
     assert config.exploration.kind == "tmaze"
     assert config.exploration.corridor_steps == (1, 97)
     assert config.run.max_seq_len == config.replay.traj_save_len == 101
     assert config.schedule.train_timesteps_per_epoch == 1000  # AMAGO's example: its CLI default per actor
+
+
+def test_the_examples_plan_their_run_like_amago_run_does(monkeypatch):
+    # examples/_launch.py had a resolver of its own without the AMAGO_* layer; it now plans the run (plan_run).
+    monkeypatch.setenv("AMAGO_OPTIM__LEARNING_RATE", "0.000123")
+    config = _tmaze_example_config(monkeypatch, 20)
+    assert config.optim.learning_rate == 0.000123
+    assert config.exploration.corridor_steps == (1, 17)  # the preset followed the example's corridor
