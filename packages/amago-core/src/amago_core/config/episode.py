@@ -22,12 +22,16 @@ from __future__ import annotations
 import copy
 import warnings
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from amago_core.config.component import EnvSuiteConfig
 from amago_core.config.experiment import SLOT_KEYS, ExperimentConfig
 from amago_core.config.lengths import window_within_files
+from amago_core.config.slots import validation_context
 from amago_core.config.sources import deep_merge, is_set, slot_kind
+
+if TYPE_CHECKING:
+    from amago_core.plugins.registry import Registries
 
 EPISODE_COUNTED: tuple[tuple[str, str], ...] = (
     ("run", "max_seq_len"),
@@ -42,7 +46,9 @@ class ShortMemoryWarning(UserWarning):
     """``run.max_seq_len`` is shorter than one episode of a task that needs the whole episode in memory."""
 
 
-def _env_as_base_wrote_it(base: Mapping[str, Any], env: EnvSuiteConfig) -> EnvSuiteConfig | None:
+def _env_as_base_wrote_it(
+    base: Mapping[str, Any], env: EnvSuiteConfig, registries: Registries | None = None
+) -> EnvSuiteConfig | None:
     """The env with only the base layer's own options (the ones its lengths were written for)."""
     table = base.get("env")
     options = (
@@ -51,18 +57,25 @@ def _env_as_base_wrote_it(base: Mapping[str, Any], env: EnvSuiteConfig) -> EnvSu
         else {}
     )
     try:
-        return type(env).model_validate({**options, "kind": env.kind, "task": env.task})
+        return type(env).model_validate(
+            {**options, "kind": env.kind, "task": env.task}, context=validation_context(registries)
+        )
     except ValueError:
         return None  # the base layer's env options do not fit this suite: nothing to compare with
 
 
-def episode_lengths(base: Mapping[str, Any], config: ExperimentConfig) -> tuple[int, int] | None:
-    """``(old, new)`` episode steps when the user's env options change the episode the base layer was written for."""
-    env = config.component("env")
+def episode_lengths(
+    base: Mapping[str, Any], config: ExperimentConfig, registries: Registries | None = None
+) -> tuple[int, int] | None:
+    """``(old, new)`` episode steps when the user's env options change the episode the base layer was written for.
+
+    ``registries``: where names are looked up (default: the process-wide registries).
+    """
+    env = config.component("env", registries)
     if not isinstance(env, EnvSuiteConfig):
         return None
     new = env.episode_steps()
-    written_for = _env_as_base_wrote_it(base, env)
+    written_for = _env_as_base_wrote_it(base, env, registries)
     old = written_for.episode_steps() if written_for is not None else None
     if new is None or old is None or new == old:
         return None
@@ -70,7 +83,11 @@ def episode_lengths(base: Mapping[str, Any], config: ExperimentConfig) -> tuple[
 
 
 def follow_episode(
-    base: Mapping[str, Any], user: Mapping[str, Any], config: ExperimentConfig
+    base: Mapping[str, Any],
+    user: Mapping[str, Any],
+    config: ExperimentConfig,
+    *,
+    registries: Registries | None = None,
 ) -> dict[str, Any] | None:
     """The base layer with its episode-counted settings moved to the episode length ``config``'s env gives.
 
@@ -78,11 +95,12 @@ def follow_episode(
         base: the preset or main job that sits under the user's sources.
         user: the user's own sources merged (what they set themselves is never changed).
         config: the config resolved over ``base`` (its env carries the user's options).
+        registries: where names are looked up (default: the process-wide registries).
 
     Returns:
         The new base layer, or None when the episode length did not change (or is unknown).
     """
-    lengths = episode_lengths(base, config)
+    lengths = episode_lengths(base, config, registries)
     if lengths is None:
         return None
     old, new = lengths
@@ -100,7 +118,7 @@ def follow_episode(
                     )
     followed = deep_merge(followed, window_within_files(config, followed, user))
     for slot in SLOT_KEYS:
-        component = config.component(slot)
+        component = config.component(slot, registries)
         if component is None or slot == "env":
             continue
         updates = component.follow_episode_length(old, new)

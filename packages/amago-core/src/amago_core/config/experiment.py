@@ -3,23 +3,34 @@
 Defaults follow AMAGO v3.3's ``Experiment`` (reference §2.1) except where noted. An unset component slot takes
 the component its group's installed default marks (amago-core names none itself), kept as a *name* until a run
 resolves it; whatever a user sets is validated at once.
+
+Every name is looked up in the registries the validation context carries
+(:meth:`ExperimentConfig.validate_with`), else in the process-wide ones.
 """
 
 from __future__ import annotations
 
+import contextvars
 import re
 from pathlib import Path
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal, Self
 
-from pydantic import Field, field_validator, model_validator
+from pydantic import Field, ModelWrapValidatorHandler, ValidationInfo, field_validator, model_validator
 from pydantic_core import PydanticCustomError
 
 from amago_core.config.component import ComponentConfig
-from amago_core.config.slots import ComponentSlot, EnvSlot, RelabelerSlot
+from amago_core.config.slots import (
+    ComponentSlot,
+    EnvSlot,
+    RelabelerSlot,
+    context_registries,
+    validation_context,
+)
 from amago_core.config.strict import StrictModel
 from amago_core.plugins.errors import PluginError
 from amago_core.plugins.groups import AGENTS, ENV_SUITES, EXPLORATIONS, TRAJ_ENCODERS, TSTEP_ENCODERS
-from amago_core.plugins.registry import registries
+from amago_core.plugins.registry import Registries
+from amago_core.plugins.registry import registries as installed_registries
 
 SLOTS: dict[str, ComponentSlot] = {
     ENV_SUITES.key: EnvSlot(),
@@ -40,15 +51,32 @@ ExplorationSlot = Annotated[ComponentConfig | str, SLOTS[EXPLORATIONS.key]]
 EnvSuiteSlot = Annotated[ComponentConfig | str, SLOTS[ENV_SUITES.key]]
 
 
-def installed_default(slot: str) -> str:
+def installed_default(slot: str, registries: Registries | None = None) -> str:
     """The name of the component an installed distribution marks as its group's default (``group_default``).
 
     amago-core names no component itself; a run that leaves a slot unset gets this one.
 
+    Args:
+        slot: the slot's key (``traj_encoder``...).
+        registries: where to look (default: the process-wide registries).
+
     Raises:
         amago_core.plugins.PluginError: no installed distribution marks one, or two do.
     """
-    return registries()[SLOTS[slot].group].default_name()
+    return (registries if registries is not None else installed_registries())[
+        SLOTS[slot].group
+    ].default_name()
+
+
+_defaults_from: contextvars.ContextVar[Registries | None] = contextvars.ContextVar(
+    "amago_defaults_from", default=None
+)
+"""The registries of the ExperimentConfig being validated now: pydantic passes no validation context to default
+factories, so the unset slots' defaults read it from here (set by ``ExperimentConfig._defaults_in_context``)."""
+
+
+def _default(slot: str) -> str:
+    return installed_default(slot, _defaults_from.get())
 
 
 RUN_NAME_MAX = 128
@@ -283,20 +311,20 @@ class ExperimentConfig(StrictModel):
     """The env: an id such as `tmaze-passive` or a table with `id` (or `kind`/`task`) and the suite's options.
     None: envs come from the Python API's env makers (or, on the command line, the default job)."""
     tstep_encoder: TstepEncoderSlot = Field(
-        default_factory=lambda: installed_default(TSTEP_ENCODERS.key), validate_default=False
+        default_factory=lambda: _default(TSTEP_ENCODERS.key), validate_default=False
     )
     """Timestep encoder: a name or a table with `kind` and its options. Unset: the installed default
     (`amago list tstep-encoders` marks it)."""
     traj_encoder: TrajEncoderSlot = Field(
-        default_factory=lambda: installed_default(TRAJ_ENCODERS.key), validate_default=False
+        default_factory=lambda: _default(TRAJ_ENCODERS.key), validate_default=False
     )
     """Trajectory encoder (the memory): a name or a table with `kind` and its options. Unset: the installed
     default (`amago list traj-encoders` marks it)."""
-    agent: AgentSlot = Field(default_factory=lambda: installed_default(AGENTS.key), validate_default=False)
+    agent: AgentSlot = Field(default_factory=lambda: _default(AGENTS.key), validate_default=False)
     """Agent (the learning update): a name or a table with `kind` and its options. Unset: the installed default
     (`amago list agents` marks it)."""
     exploration: ExplorationSlot | None = Field(
-        default_factory=lambda: installed_default(EXPLORATIONS.key), validate_default=False
+        default_factory=lambda: _default(EXPLORATIONS.key), validate_default=False
     )
     """Exploration wrapper on train envs: a name, a table, or null for none. Unset: the installed default
     (`amago list explorations` marks it)."""
@@ -315,6 +343,27 @@ class ExperimentConfig(StrictModel):
     ray: RaySection = RaySection()
     """Collection on Ray actors (off by default)."""
 
+    @model_validator(mode="wrap")
+    @classmethod
+    def _defaults_in_context(
+        cls, data: Any, handler: ModelWrapValidatorHandler[Self], info: ValidationInfo
+    ) -> Self:
+        # Default factories get no validation context: the unset slots read these registries from here.
+        token = _defaults_from.set(context_registries(info.context))
+        try:
+            return handler(data)
+        finally:
+            _defaults_from.reset(token)
+
+    @classmethod
+    def validate_with(cls, data: Any, registries: Registries | None = None) -> ExperimentConfig:
+        """``data`` validated, every name looked up in ``registries`` (default: the process-wide registries).
+
+        Raises:
+            pydantic.ValidationError: the config is invalid (located at the bad field).
+        """
+        return cls.model_validate(data, context=validation_context(registries))
+
     @model_validator(mode="after")
     def _check_lengths(self) -> ExperimentConfig:
         if self.replay.traj_save_len < self.run.max_seq_len:
@@ -330,8 +379,12 @@ class ExperimentConfig(StrictModel):
         """Envs each Ray actor steps: ``ray.envs_per_actor``, or ``rollout.parallel_actors`` when that is unset."""
         return self.ray.envs_per_actor or self.rollout.parallel_actors
 
-    def component(self, key: str) -> ComponentConfig | None:
+    def component(self, key: str, registries: Registries | None = None) -> ComponentConfig | None:
         """The validated config in slot ``key`` (``traj_encoder``...), resolving a default name now.
+
+        Args:
+            key: the slot (``traj_encoder``...).
+            registries: where to look a name up (default: the process-wide registries).
 
         Raises:
             amago_core.plugins.PluginError: the default component is not installed.
@@ -340,12 +393,16 @@ class ExperimentConfig(StrictModel):
         if value is None or isinstance(value, ComponentConfig):
             return value
         try:
-            return SLOTS[key].validate(value)
+            return SLOTS[key].validate(value, registries)
         except PydanticCustomError as exc:
             if isinstance(exc.__cause__, PluginError):  # outside validation, raise the plugin error itself
                 raise exc.__cause__ from None
             raise
 
-    def resolved(self) -> ExperimentConfig:
-        """A copy with every component slot validated into its plugin's Config (defaults included)."""
-        return self.model_copy(update={key: self.component(key) for key in SLOT_KEYS})
+    def resolved(self, registries: Registries | None = None) -> ExperimentConfig:
+        """A copy with every component slot validated into its plugin's Config (defaults included).
+
+        Args:
+            registries: where to look names up (default: the process-wide registries).
+        """
+        return self.model_copy(update={key: self.component(key, registries) for key in SLOT_KEYS})

@@ -16,6 +16,7 @@ from pydantic import BaseModel
 
 from amago_core.config.experiment import SLOT_KEYS, ExperimentConfig
 from amago_core.config.sources import deep_merge
+from amago_core.plugins.registry import Registries
 from amago_core.suggest import did_you_mean
 
 AMAGO_NAMES: dict[str, str] = {
@@ -113,8 +114,15 @@ def flat_value(config: ExperimentConfig, name: str) -> Any:
     return value
 
 
-def with_settings(config: ExperimentConfig, settings: Mapping[str, Any]) -> ExperimentConfig:
+def with_settings(
+    config: ExperimentConfig, settings: Mapping[str, Any], *, registries: Registries | None = None
+) -> ExperimentConfig:
     """A copy of ``config`` with flat ``settings`` applied over it, validated again.
+
+    Args:
+        config: the config to change.
+        settings: flat names (``learning_rate``) and their values.
+        registries: where component names are looked up (default: the process-wide registries).
 
     Raises:
         FlatNameError: an unknown name.
@@ -123,4 +131,4 @@ def with_settings(config: ExperimentConfig, settings: Mapping[str, Any]) -> Expe
     if not settings:
         return config
     merged = deep_merge(config.model_dump(mode="json", exclude_unset=False), flat_to_tree(settings))
-    return ExperimentConfig.model_validate(merged)
+    return ExperimentConfig.validate_with(merged, registries)

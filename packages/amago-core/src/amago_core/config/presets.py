@@ -13,9 +13,12 @@ A suite declares them torch-free in its spec::
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from amago_core.config.sources import OPTIONS_BY_KIND_KEY
+
+if TYPE_CHECKING:
+    from amago_core.plugins.registry import Registries
 
 
 def slot_with_alternative(
@@ -36,29 +39,45 @@ def slot_with_alternative(
     }
 
 
-def suite_and_task(env_choice: str | Mapping[str, Any]) -> tuple[str, str | None]:
+def _or_installed(registries: Registries | None) -> Registries:
+    from amago_core.plugins.registry import registries as installed_registries
+
+    return registries if registries is not None else installed_registries()
+
+
+def suite_and_task(
+    env_choice: str | Mapping[str, Any], registries: Registries | None = None
+) -> tuple[str, str | None]:
     """The suite name and task an env id (``metaworld-ml45``) or env table (``{"id": ...}``, ``{"kind": ...}``) names.
+
+    Args:
+        env_choice: the env id or table.
+        registries: where the suites are looked up (default: the process-wide registries).
 
     Raises:
         amago_core.plugins.PluginError: no installed suite matches the id.
     """
-    from amago_core.plugins.registry import registries
-
+    regs = _or_installed(registries)
     if isinstance(env_choice, str):
-        return registries().resolve_env_id(env_choice)
+        return regs.resolve_env_id(env_choice)
     if "id" in env_choice:
-        return registries().resolve_env_id(str(env_choice["id"]))
+        return regs.resolve_env_id(str(env_choice["id"]))
     task = env_choice.get("task")
-    return registries().env_suites.resolve(str(env_choice.get("kind"))), None if task is None else str(task)
+    return regs.env_suites.resolve(str(env_choice.get("kind"))), None if task is None else str(task)
 
 
-def preset_for_env(env_choice: str | Mapping[str, Any]) -> dict[str, Any] | None:
+def preset_for_env(
+    env_choice: str | Mapping[str, Any], registries: Registries | None = None
+) -> dict[str, Any] | None:
     """The preset for an env id (``metaworld-ml45``) or env table (``{"id": ...}`` / ``{"kind": ..., "task": ...}``).
+
+    Args:
+        env_choice: the env id or table.
+        registries: where the suites are looked up (default: the process-wide registries).
 
     Raises:
         amago_core.plugins.PluginError: the suite is unknown or broken, or its preset is malformed.
     """
-    from amago_core.plugins.registry import registries
-
-    suite, task = suite_and_task(env_choice)
-    return registries().env_suites.spec(suite).preset_for(task) or None
+    regs = _or_installed(registries)
+    suite, task = suite_and_task(env_choice, regs)
+    return regs.env_suites.spec(suite).preset_for(task) or None

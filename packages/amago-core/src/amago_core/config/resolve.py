@@ -1,7 +1,9 @@
 """One answer to "what will run": every source, the env suite's preset (or the default job) under them, validated.
 
 ``amago run``, ``amago run --dry-run``, ``amago config show`` and the Python API's ``Experiment(...)`` all
-resolve their config here, so the same settings give the same config whichever way they are given.
+resolve their config here, so the same settings give the same config whichever way they are given; a run
+folder's recorded config is read back here too (:func:`plan_recorded`). Every function takes the
+``registries`` the run will be built from, and validates against them (default: the process-wide registries).
 """
 
 from __future__ import annotations
@@ -16,16 +18,24 @@ from pydantic import ValidationError
 from amago_core.config.episode import follow_episode, warn_if_memory_too_short
 from amago_core.config.errors import describe_validation_error
 from amago_core.config.experiment import ExperimentConfig
-from amago_core.config.sources import merge_layers, merge_over_job, read_sources
+from amago_core.config.sources import load_config, merge_layers, merge_over_job, read_sources
 from amago_core.plugins.errors import InvalidSpecError
+from amago_core.plugins.registry import Registries
 
 
 class PresetError(InvalidSpecError):
     """An env suite's preset is not a valid config; the message names the suite, its distribution and the problem."""
 
 
-def base_layer(env_choice: Any, default_job: Mapping[str, Any] | None) -> dict[str, Any] | None:
+def base_layer(
+    env_choice: Any,
+    default_job: Mapping[str, Any] | None,
+    *,
+    registries: Registries | None = None,
+) -> dict[str, Any] | None:
     """What sits under every user source: the chosen env suite's preset, or ``default_job`` when no env is chosen.
+
+    ``registries``: where the suite is looked up and the preset validated (default: the process-wide ones).
 
     Raises:
         amago_core.plugins.PluginError: the env names no installed suite, or the suite's spec is broken.
@@ -36,18 +46,21 @@ def base_layer(env_choice: Any, default_job: Mapping[str, Any] | None) -> dict[s
         return dict(default_job) if default_job is not None else None
     from amago_core.config.presets import preset_for_env, suite_and_task
 
-    preset = preset_for_env(env_choice)
+    preset = preset_for_env(env_choice, registries)
     if preset is None:
         return None
-    suite, task = suite_and_task(env_choice)
+    suite, task = suite_and_task(env_choice, registries)
     try:  # on its own, with only the env's identity: a user's bad env option is not the preset's fault
-        ExperimentConfig.model_validate(merge_over_job(preset, {"env": {"kind": suite, "task": task}}))
+        ExperimentConfig.validate_with(
+            merge_over_job(preset, {"env": {"kind": suite, "task": task}}), registries
+        )
     except ValidationError as exc:
         if any(tuple(error["loc"][:2]) == ("env", "task") for error in exc.errors()):
             raise  # the env id names a task the suite lacks: the user's error, reported at env.task
-        from amago_core.plugins.registry import registries
+        from amago_core.plugins.registry import registries as installed_registries
 
-        origins = ", ".join(r.origin for r in registries().env_suites.records(suite)) or "its distribution"
+        suites = (registries if registries is not None else installed_registries()).env_suites
+        origins = ", ".join(r.origin for r in suites.records(suite)) or "its distribution"
         problems = "; ".join(describe_validation_error(exc, source="preset"))
         msg = (
             f"env suite {suite!r} ships a broken preset for task {task or '(default)'!r} ({problems}). Report it "
@@ -70,16 +83,20 @@ class RunPlan:
         config: the validated config, every component slot resolved to its config.
         user: the user's own sources merged (files, flags, overrides, ``AMAGO_*``), without the preset or job
             under them: what sizing and episode following must keep. Read-only by convention.
+        registries: the registries the plan was validated against, which validate it again when it is sized
+            (None: the process-wide registries). Not part of the plan's value: two plans of the same config
+            compare equal whichever registries validated them.
     """
 
     config: ExperimentConfig
     user: Mapping[str, Any] = field(default_factory=dict)
+    registries: Registries | None = field(default=None, compare=False, repr=False)
 
     def sized(self, settings: Mapping[str, Any]) -> RunPlan:
         """This plan with ``settings`` (a config tree from :mod:`amago_core.config.sizing`) merged in."""
         from amago_core.config.sizing import apply_sizing
 
-        return replace(self, config=apply_sizing(self.config, settings))
+        return replace(self, config=apply_sizing(self.config, settings, registries=self.registries))
 
 
 def plan_run(
@@ -89,6 +106,7 @@ def plan_run(
     environ: Mapping[str, str] | None = None,
     *,
     default_job: Mapping[str, Any] | None = None,
+    registries: Registries | None = None,
 ) -> RunPlan:
     """Reads every source once, merges it over the base layer, validates, and resolves each component slot.
 
@@ -101,6 +119,8 @@ def plan_run(
         overrides: ``-o section.field=value`` items (highest precedence).
         environ: where ``AMAGO_*`` variables come from (default: ``os.environ``).
         default_job: the base layer when no source names an env (the CLI's embedded main job); None for none.
+        registries: where every component and env is looked up: the registries the run will be built from
+            (default: the process-wide registries). The plan keeps them for :meth:`RunPlan.sized`.
 
     Raises:
         amago_core.config.sources.ConfigSourceError: a source cannot be read.
@@ -108,15 +128,40 @@ def plan_run(
         amago_core.plugins.PluginError: a component or env is unknown, missing or broken (incl. PresetError).
     """
     layers = read_sources(files, flags, overrides, environ)
-    user = merge_layers(layers)
-    base = base_layer(user.get("env"), default_job)
-    config = ExperimentConfig.model_validate(merge_layers(layers, base)).resolved()
+    user = merge_layers(layers, registries=registries)
+    base = base_layer(user.get("env"), default_job, registries=registries)
+    config = _validated(merge_layers(layers, base, registries=registries), registries)
     if base is not None:
-        followed = follow_episode(base, user, config)
+        followed = follow_episode(base, user, config, registries=registries)
         if followed is not None:  # the user's env options changed the episode the base layer was written for
-            config = ExperimentConfig.model_validate(merge_layers(layers, followed)).resolved()
+            config = _validated(merge_layers(layers, followed, registries=registries), registries)
     warn_if_memory_too_short(config)
-    return RunPlan(config, user)
+    return RunPlan(config, user, registries)
+
+
+def _validated(merged: Mapping[str, Any], registries: Registries | None) -> ExperimentConfig:
+    return ExperimentConfig.validate_with(merged, registries).resolved(registries)
+
+
+def plan_recorded(record: str | os.PathLike[str], registries: Registries | None = None) -> RunPlan:
+    """The plan of a run folder's recorded config (``config.resolved.json``), read on its own.
+
+    The record is the whole config the run resolved, so no preset, job or ``AMAGO_*`` variable goes under or
+    over it, and no episode following applies; the plan's ``user`` is empty.
+
+    Args:
+        record: the recorded config file.
+        registries: where the run's components are looked up: the registries its agent will be rebuilt from
+            (default: the process-wide registries).
+
+    Raises:
+        amago_core.config.sources.ConfigSourceError: the file cannot be read.
+        pydantic.ValidationError: the record is no valid config here (located at the bad field).
+        amago_core.plugins.PluginError: a default component is not installed.
+    """
+    # environ={}: the run's own config, whatever AMAGO_* variables this shell sets.
+    config = load_config([record], environ={}, registries=registries).resolved(registries)
+    return RunPlan(config, {}, registries)
 
 
 def resolve_config(
@@ -126,6 +171,7 @@ def resolve_config(
     environ: Mapping[str, str] | None = None,
     *,
     default_job: Mapping[str, Any] | None = None,
+    registries: Registries | None = None,
 ) -> ExperimentConfig:
     """The config of :func:`plan_run` (same arguments, same errors)."""
-    return plan_run(files, flags, overrides, environ, default_job=default_job).config
+    return plan_run(files, flags, overrides, environ, default_job=default_job, registries=registries).config

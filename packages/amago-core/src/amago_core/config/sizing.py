@@ -29,6 +29,7 @@ from amago_core.config.component import EnvSuiteConfig
 from amago_core.config.experiment import SLOT_KEYS, ExperimentConfig
 from amago_core.config.lengths import longest_sample, window_within_files
 from amago_core.config.sources import deep_merge, is_set
+from amago_core.plugins.registry import Registries
 
 MIN_EPOCHS = 10
 """Fewest epochs a budget is split into (``--smoke``: 2)."""
@@ -142,10 +143,21 @@ def format_steps(steps: int, *, up: bool = False) -> str:
     return f"{value / scale:g}{unit}"
 
 
-def smallest_run_seconds(config: ExperimentConfig, user: Mapping[str, Any], costs: Costs) -> float:
+def smallest_run_seconds(
+    config: ExperimentConfig,
+    user: Mapping[str, Any],
+    costs: Costs,
+    *,
+    registries: Registries | None = None,
+) -> float:
     """Wall time of the smallest run a budget sizes ``config`` to (one step per actor in :data:`MIN_EPOCHS`
-    epochs, at least one update each, validation floors of one whole episode), its safety margin included."""
-    smallest = apply_sizing(config, size_schedule(config, user, config.rollout.parallel_actors * MIN_EPOCHS))
+    epochs, at least one update each, validation floors of one whole episode), its safety margin included.
+    ``registries`` validate the sized config (default: the process-wide registries)."""
+    smallest = apply_sizing(
+        config,
+        size_schedule(config, user, config.rollout.parallel_actors * MIN_EPOCHS),
+        registries=registries,
+    )
     return estimated_seconds(smallest, costs) / SAFETY
 
 
@@ -156,6 +168,7 @@ def size_for_seconds(
     seconds: float,
     *,
     spent: float = 0.0,
+    registries: Registries | None = None,
 ) -> dict[str, Any]:
     """The settings that make ``config`` fit ``seconds`` of wall time at the preset's update-to-data ratio.
 
@@ -168,6 +181,7 @@ def size_for_seconds(
         costs: what this config costs here (``calibrate.measure_costs``).
         seconds: the whole budget.
         spent: the part of it already used (measuring the machine).
+        registries: where the sized configs' components are looked up (default: the process-wide registries).
 
     Raises:
         BudgetError: the budget cannot fit the smallest run worth starting (one step per actor in each of
@@ -178,11 +192,12 @@ def size_for_seconds(
     actors = config.rollout.parallel_actors
 
     def fits(steps: int) -> bool:
-        return estimated_seconds(apply_sizing(config, size_schedule(config, user, steps)), costs) <= usable
+        sized = apply_sizing(config, size_schedule(config, user, steps), registries=registries)
+        return estimated_seconds(sized, costs) <= usable
 
     low = actors * MIN_EPOCHS
     if usable <= costs.startup_seconds:
-        needed = smallest_run_seconds(config, user, costs) + spent
+        needed = smallest_run_seconds(config, user, costs, registries=registries) + spent
         msg = (
             f"a {format_duration(seconds)} budget leaves no time to train: starting this run takes "
             f"{costs.startup_seconds:.0f} s on this machine; give --budget {format_duration(needed)} or more."
@@ -191,8 +206,8 @@ def size_for_seconds(
     if not fits(low):
         # Else the run would be sized to a step or two: it finishes in time and learns nothing (validation
         # passes of whole episodes, the usual floor, can take the whole of a short budget on their own).
-        smallest = apply_sizing(config, size_schedule(config, user, low))
-        needed = smallest_run_seconds(config, user, costs) + spent
+        smallest = apply_sizing(config, size_schedule(config, user, low), registries=registries)
+        needed = smallest_run_seconds(config, user, costs, registries=registries) + spent
         msg = (
             f"--budget {format_duration(seconds)} cannot fit the smallest run worth starting here ({MIN_EPOCHS} "
             f"epochs of one step per actor with an update each, validation passes of "
@@ -424,10 +439,13 @@ def size_schedule(
     return deep_merge(sized, window_within_files(config, sized, user))
 
 
-def apply_sizing(config: ExperimentConfig, sized: Mapping[str, Any]) -> ExperimentConfig:
-    """``config`` with the sized settings merged in, validated and resolved."""
+def apply_sizing(
+    config: ExperimentConfig, sized: Mapping[str, Any], *, registries: Registries | None = None
+) -> ExperimentConfig:
+    """``config`` with the sized settings merged in, validated and resolved against ``registries`` (default:
+    the process-wide registries; pass the ones ``config`` was validated against)."""
     merged = deep_merge(config.model_dump(mode="json"), sized)
-    return ExperimentConfig.model_validate(merged).resolved()
+    return ExperimentConfig.validate_with(merged, registries).resolved(registries)
 
 
 def describe_schedule(config: ExperimentConfig) -> str:

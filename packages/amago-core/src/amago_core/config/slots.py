@@ -2,6 +2,10 @@
 
 ``traj_encoder = "mamba"`` and ``[traj_encoder] kind = "mamba", d_model = 512`` both become a validated
 ``MambaConfig``; a bad value is reported at ``traj_encoder.d_model``.
+
+Names are looked up in the registries the validation context carries (:func:`validation_context`), so a run
+validates against the same registries it builds from (``Experiment(registries=...)``, ``load_run(...,
+registries=...)``); without one, in the process-wide :func:`~amago_core.plugins.registry.registries`.
 """
 
 from __future__ import annotations
@@ -9,18 +13,48 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from pydantic import GetCoreSchemaHandler, GetJsonSchemaHandler, ValidationError
+from pydantic import GetCoreSchemaHandler, GetJsonSchemaHandler, ValidationError, ValidationInfo
 from pydantic.json_schema import JsonSchemaValue
 from pydantic_core import PydanticCustomError, core_schema
 
 from amago_core.config.component import ComponentConfig, EnvSuiteConfig
 from amago_core.plugins.errors import PluginError
 from amago_core.plugins.groups import ENV_SUITES, RELABELERS, ComponentGroup
-from amago_core.plugins.registry import Registry, registries
+from amago_core.plugins.registry import Registries, Registry, registries
+
+REGISTRIES_KEY = "amago_registries"
+"""The key of the validation context that holds the :class:`Registries` slots look names up in."""
 
 
-def _registry(group: ComponentGroup) -> Registry:
-    return registries()[group]
+def validation_context(registries: Registries | None) -> dict[str, Any] | None:
+    """The pydantic validation context that makes slots look names up in ``registries``.
+
+    ``ExperimentConfig.model_validate(data, context=validation_context(regs))``; None (the process-wide
+    registries) gives None, pydantic's own default.
+    """
+    return None if registries is None else {REGISTRIES_KEY: registries}
+
+
+def context_registries(context: Any) -> Registries | None:
+    """The registries a validation context carries (None when it carries none)."""
+    if isinstance(context, Mapping):
+        found = context.get(REGISTRIES_KEY)
+        if found is not None and not isinstance(found, Registries):
+            msg = (
+                f"the validation context's {REGISTRIES_KEY!r} is a {type(found).__name__}, not Registries; "
+                "build the context with amago_core.config.slots.validation_context(registries)."
+            )
+            raise TypeError(msg)
+        return found
+    return None
+
+
+def _or_installed(registries_: Registries | None) -> Registries:
+    return registries_ if registries_ is not None else registries()
+
+
+def _registry(group: ComponentGroup, registries_: Registries | None = None) -> Registry:
+    return _or_installed(registries_)[group]
 
 
 def _plugin_error(exc: Exception) -> PydanticCustomError:
@@ -33,7 +67,17 @@ class ComponentSlot:
     def __init__(self, group: ComponentGroup):
         self.group = group
 
-    def validate(self, value: Any) -> ComponentConfig:
+    def validate(self, value: Any, registries: Registries | None = None) -> ComponentConfig:
+        """``value`` (a name, a table or a config) as the chosen plugin's validated Config.
+
+        Args:
+            value: what the config holds in this slot.
+            registries: where to look the name up (default: the process-wide registries).
+
+        Raises:
+            pydantic_core.PydanticCustomError: the value is no component of this group (the plugin error chained).
+            pydantic.ValidationError: the plugin's Config refuses an option (located at that option).
+        """
         if not isinstance(value, str | Mapping | ComponentConfig):
             msg = "expected a {label} name or a table with kind = '<name>', got {type}"
             raise PydanticCustomError(
@@ -48,7 +92,7 @@ class ComponentSlot:
                 "component", msg, {"label": self.group.label, "cls": str(value["class"])}
             )
         try:
-            return _registry(self.group).make_config(value)
+            return _registry(self.group, registries).make_config(value)
         except ValidationError:
             raise  # already located at the offending field of the plugin's Config
         except (PluginError, ValueError, TypeError) as exc:
@@ -57,12 +101,15 @@ class ComponentSlot:
     def __get_pydantic_core_schema__(
         self, source: Any, handler: GetCoreSchemaHandler
     ) -> core_schema.CoreSchema:
-        return core_schema.no_info_plain_validator_function(
-            self.validate,
+        return core_schema.with_info_plain_validator_function(
+            self._validate_in_context,
             serialization=core_schema.plain_serializer_function_ser_schema(
                 _dump_component, when_used="always"
             ),
         )
+
+    def _validate_in_context(self, value: Any, info: ValidationInfo) -> ComponentConfig:
+        return self.validate(value, context_registries(info.context))
 
     def __get_pydantic_json_schema__(
         self, schema: core_schema.CoreSchema, handler: GetJsonSchemaHandler
@@ -80,23 +127,23 @@ class EnvSlot(ComponentSlot):
     def __init__(self) -> None:
         super().__init__(ENV_SUITES)
 
-    def validate(self, value: Any) -> ComponentConfig:
+    def validate(self, value: Any, registries: Registries | None = None) -> ComponentConfig:
         if isinstance(value, EnvSuiteConfig):
-            return super().validate(value)
+            return super().validate(value, registries)
         if isinstance(value, str):
             value = {"id": value}
         if isinstance(value, Mapping) and "id" in value:
             data = dict(value)
             env_id = data.pop("id")
             try:
-                suite, task = registries().resolve_env_id(str(env_id))
+                suite, task = _or_installed(registries).resolve_env_id(str(env_id))
             except PluginError as exc:
                 raise _plugin_error(exc) from exc
             data["kind"] = suite
             if task is not None:
                 data["task"] = task
             value = data
-        return super().validate(value)
+        return super().validate(value, registries)
 
 
 class RelabelerSlot(ComponentSlot):
@@ -109,21 +156,22 @@ class RelabelerSlot(ComponentSlot):
     def __init__(self) -> None:
         super().__init__(RELABELERS)
 
-    def validate(self, value: Any) -> ComponentConfig:
+    def validate(self, value: Any, registries: Registries | None = None) -> ComponentConfig:
         if callable(getattr(value, "relabel", None)):
             msg = (
                 "a {cls} object is not a config value (the config names registered relabelers, see `amago list "
                 "relabelers`); pass it through the dataset: Experiment(dataset=DiskTrajDataset(..., relabeler=it))"
             )
             raise PydanticCustomError("component", msg, {"cls": type(value).__name__})
-        return super().validate(value)
+        return super().validate(value, registries)
 
 
 def component_json_schema(group: ComponentGroup, handler: GetJsonSchemaHandler) -> JsonSchemaValue:
     """A name of an installed component, or one of their config tables (every installed plugin included).
 
     Each plugin's Config goes through the parent's schema generator (``handler``), so its nested models land
-    in the parent's ``$defs`` and every ``$ref`` resolves.
+    in the parent's ``$defs`` and every ``$ref`` resolves. The schema describes what is installed (the
+    process-wide registries): schema generation has no validation context.
     """
     registry = _registry(group)
     tables: list[JsonSchemaValue] = []

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from amago_core.config.experiment import SLOT_KEYS, ExperimentConfig, installed_default
+from amago_core.plugins.registry import Registries
 
 # Merging tables is the plugin API's rule (presets merge the same way); these names stay importable from here.
 from amago_core.plugins.tables import COMPONENT_KEYS, ENV_KEY, deep_merge, slot_kind
@@ -314,12 +315,15 @@ def merge_sources(
     overrides: Iterable[str] = (),
     environ: Mapping[str, str] | None = None,
     base: Mapping[str, Any] | None = None,
+    *,
+    registries: Registries | None = None,
 ) -> dict[str, Any]:
     """The raw merged dict of every source, lowest precedence first (see the module docstring).
 
-    ``base`` sits just above the built-in defaults (below the environment): a job's own defaults.
+    ``base`` sits just above the built-in defaults (below the environment): a job's own defaults. A slot's
+    default component is looked up in ``registries`` (default: the process-wide registries).
     """
-    return merge_layers(read_sources(files, flags, overrides, environ), base)
+    return merge_layers(read_sources(files, flags, overrides, environ), base, registries=registries)
 
 
 def read_sources(
@@ -342,15 +346,18 @@ def read_sources(
 
 
 def merge_layers(
-    layers: Iterable[Mapping[str, Any]], base: Mapping[str, Any] | None = None
+    layers: Iterable[Mapping[str, Any]],
+    base: Mapping[str, Any] | None = None,
+    *,
+    registries: Registries | None = None,
 ) -> dict[str, Any]:
     """``layers`` (from :func:`read_sources`) merged over ``base``; options given for a slot without a kind name
-    the slot's default component."""
+    the slot's default component (the default of ``registries``, else of the process-wide registries)."""
     merged = merge_over_job(base or {}, *layers)
     for key in SLOT_KEYS:  # options given for the default component: name that default
         value = merged.get(key)
         if key != ENV_KEY and isinstance(value, Mapping) and not ({"kind", "id"} & set(value)):
-            merged[key] = {"kind": installed_default(key), **value}
+            merged[key] = {"kind": installed_default(key, registries), **value}
     return merged
 
 
@@ -360,6 +367,8 @@ def load_config(
     overrides: Iterable[str] = (),
     environ: Mapping[str, str] | None = None,
     base: Mapping[str, Any] | None = None,
+    *,
+    registries: Registries | None = None,
 ) -> ExperimentConfig:
     """Merges every source and validates the result.
 
@@ -369,9 +378,11 @@ def load_config(
         overrides: ``-o`` items, ``section.field=value``.
         environ: the environment to read ``AMAGO_*`` from (default: ``os.environ``).
         base: defaults of a job, above the built-in defaults and below everything else.
+        registries: where component names are looked up (default: the process-wide registries).
 
     Raises:
         ConfigSourceError: a source cannot be read.
         pydantic.ValidationError: the merged config is invalid (located at the bad field).
     """
-    return ExperimentConfig.model_validate(merge_sources(files, flags, overrides, environ, base))
+    merged = merge_sources(files, flags, overrides, environ, base, registries=registries)
+    return ExperimentConfig.validate_with(merged, registries)

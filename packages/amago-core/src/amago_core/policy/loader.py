@@ -98,11 +98,13 @@ def _refuse_pickles(folder: Path) -> None:
         raise PolicyLoadError(msg)
 
 
-def _read_config(run_dir: Path) -> ExperimentConfig:
+def _read_config(run_dir: Path, registries: Registries) -> ExperimentConfig:
+    """The run's recorded config, validated against the registries its agent is rebuilt from."""
     from pydantic import ValidationError
 
     from amago_core.config.errors import describe_validation_error
-    from amago_core.config.sources import ConfigSourceError, load_config
+    from amago_core.config.resolve import plan_recorded
+    from amago_core.config.sources import ConfigSourceError
 
     config_file = RunPaths(run_dir.parent, run_dir.name).config
     if not config_file.is_file():
@@ -110,8 +112,7 @@ def _read_config(run_dir: Path) -> ExperimentConfig:
         msg = f"{run_dir} has no config.resolved.json; pass {RUN_FOLDER}."
         raise PolicyLoadError(msg)
     try:
-        # environ={}: the run's own config, whatever AMAGO_* variables this shell sets.
-        return load_config([config_file], environ={}).resolved()
+        return plan_recorded(config_file, registries).config
     except ValidationError as exc:
         problems = "; ".join(describe_validation_error(exc, source=str(config_file)))
         msg = f"cannot rebuild the run's agent: {problems}"
@@ -177,10 +178,10 @@ def load_run(
     """
     run_dir = Path(run_dir)
     _refuse_path(run_dir)
-    config = _read_config(run_dir)
+    registries = registries if registries is not None else installed_registries()
+    config = _read_config(run_dir, registries)
     paths = RunPaths(run_dir.parent, run_dir.name)
     weights = _weights_file(paths, epoch)
-    registries = registries if registries is not None else installed_registries()
     spaces = _spaces(paths, config, registries)
     try:
         components = RunComponents.resolve(config, registries, {})
@@ -223,7 +224,8 @@ def load_policy(
         epoch: the weights of this epoch (``ckpts/policy_weights``); None: the latest (``ckpts/latest``).
         device: where the agent runs.
         sample: sample actions (False: the policy's most likely action).
-        registries: where to find the run's components (default: the installed plugins).
+        registries: where to find the run's components (default: the installed plugins); the recorded config
+            is validated against them too, so a run of a component only they hold loads.
 
     Returns:
         A :class:`~amago_core.policy.StatefulPolicy`: call ``reset(n_envs)``, then ``act(obs, reward, done)``.
