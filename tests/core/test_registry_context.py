@@ -169,3 +169,25 @@ def test_a_run_of_a_component_only_the_explicit_registries_hold_loads(
     with pytest.raises(PolicyLoadError, match="unknown trajectory encoder 'lstm'"):
         load_run(run_dir, registries=_registries("amago-plugin-lstm"))
 
+
+def test_an_experiment_validates_and_builds_against_its_own_registries(process_blocks_examples, tmp_path):
+    from amago_core.experiment import Experiment
+
+    settings = {
+        "env": "cue-recall-medium",
+        "traj_encoder_type": LSTM,
+        "ckpt_base_dir": str(tmp_path),
+        "run_name": "own-registries",
+    }
+    with pytest.raises(UnknownComponentError, match="cue-recall-medium"):
+        Experiment(**settings)  # the process-wide registries lack both
+
+    explicit = _registries()
+    experiment = Experiment(registries=explicit, **settings)
+    assert experiment.config.traj_encoder.kind == "lstm"
+    assert experiment.components.traj_encoder.name == "lstm"
+    # A plan carries its registries into the experiment, and apply_settings keeps validating against them.
+    planned = Experiment(plan_run(flags={"env": "cue-recall-medium", "traj_encoder": LSTM}, registries=explicit))
+    assert planned.registries is explicit
+    planned.apply_settings(traj_encoder_type={"kind": "lstm", "d_hidden": 8, "d_output": 8})
+    assert planned.config.traj_encoder.d_hidden == 8

@@ -10,7 +10,7 @@ from typer.testing import CliRunner
 from amago_core.cli.app import app
 from amago_core.experiment import Experiment
 from amago_core.experiment.metrics import AVERAGE_RETURN_KEY
-from amago_core.experiment.state import TIME_LIMIT
+from amago_core.experiment.signals import TIME_LIMIT
 
 runner = CliRunner()
 

@@ -16,7 +16,7 @@ import pytest
 
 from amago_core.config.sources import load_config
 from amago_core.experiment import Experiment
-from amago_core.experiment.checkpointing import NoUsableCheckpointError
+from amago_core.experiment.run_checkpoints import NoUsableCheckpointError
 
 AMAGO = [sys.executable, "-m", "amago_core.cli.app"]
 

@@ -362,7 +362,7 @@ def _write_failures_exit(experiment: Any, debug: bool) -> Iterator[None]:
 def runs_final_test(experiment: Any) -> bool:
     """Whether ``amago run`` ends with a ``test/`` pass: the run finished (or reached its time limit), it
     evaluates (here, or on its Ray actors with ``ray.evaluate``) and it has test envs."""
-    from amago_core.experiment.state import TIME_LIMIT  # torch-heavy: the experiment exists by now
+    from amago_core.experiment.signals import TIME_LIMIT
 
     finished = experiment.stopped_by in (None, TIME_LIMIT)  # a time limit is how a budget ends
     collector = experiment.collector
@@ -376,7 +376,7 @@ def _train(
     from amago_core.experiment.naming import env_id_of
     from amago_core.experiment.plot import plot_finished_run
     from amago_core.experiment.progress import final_numbers
-    from amago_core.experiment.state import TIME_LIMIT
+    from amago_core.experiment.signals import TIME_LIMIT
 
     experiment = experiment_or_fail(config, debug, allow_traj_pickles=allow_traj_pickles)
     final = None

@@ -43,13 +43,14 @@ from tqdm.auto import tqdm
 
 from amago_core.config.experiment import ExperimentConfig
 from amago_core.config.flat import SLOT_NAMES
+from amago_core.config.resolve import RunPlan
 from amago_core.data.files import atomic_write, is_traj_file
 from amago_core.experiment.collectors import CollectedData
 from amago_core.experiment.env_runner import EnvRunner
 from amago_core.experiment.pools import actor_share
 
 if TYPE_CHECKING:
-    from amago_core.experiment.interaction import InteractionMixin
+    from amago_core.experiment.experiment import Experiment
 
 
 @dataclass(frozen=True)
@@ -155,11 +156,12 @@ def actor_folder_prefix(config: ExperimentConfig, index: int) -> str:
     return f"amago-ray-{config.run.name}-actor{index}-"
 
 
-def actor_config(job: ActorJob, index: int, folder: Path, reconstructed: bool) -> ExperimentConfig:
-    """The config of actor ``index``: collect only, into ``folder``, ``envs_per_actor`` envs, its own seed."""
+def actor_plan(job: ActorJob, index: int, folder: Path, reconstructed: bool) -> RunPlan:
+    """The plan of actor ``index``: the learner's config, collecting only, into ``folder``, with
+    ``envs_per_actor`` envs and its own seed (the learner's plan was validated; nothing here needs a registry)."""
     config, ray_cfg = job.config, job.config.ray
     seed = config.run.seed if config.run.seed is not None else 0
-    return config.model_copy(
+    actor_config = config.model_copy(
         update={
             "run": config.run.model_copy(
                 update={
@@ -183,6 +185,7 @@ def actor_config(job: ActorJob, index: int, folder: Path, reconstructed: bool) -
             "ray": config.ray.model_copy(update={"actors": 0}),
         }
     )
+    return RunPlan(actor_config)
 
 
 def actor_env_makers(make_env: Any, config: ExperimentConfig, index: int) -> Any:
@@ -252,7 +255,7 @@ class CollectorActor:
         flat_of_slot = {slot: flat for flat, slot in SLOT_NAMES.items()}
         classes = {flat_of_slot[slot]: cls for slot, cls in job.classes.items()}
         self.experiment = Experiment(
-            actor_config(job, index, self.folder, self.reconstructed),
+            actor_plan(job, index, self.folder, self.reconstructed),
             make_train_env=actor_env_makers(job.make_train_env, job.config, index),
             **classes,
         )
@@ -375,14 +378,14 @@ class RayCollector:
         atexit.register(self.close)
 
     @classmethod
-    def for_experiment(cls, experiment: InteractionMixin) -> RayCollector:
+    def for_experiment(cls, experiment: Experiment) -> RayCollector:
         """The collector of ``experiment`` (called by ``init_envs`` when ``ray.actors > 0``).
 
         Raises:
             ValueError: several learner processes (each would start its own actors), or a dataset that takes no
                 new data.
         """
-        if experiment._accelerator.num_processes > 1:
+        if experiment.accelerator is not None and experiment.accelerator.num_processes > 1:
             msg = (
                 "ray.actors > 0 runs with one learner process; launch without accelerate's multi-process mode"
             )

@@ -206,6 +206,16 @@ class EnvRunner:
         finally:
             envs.close()
 
+    def describe(self, obs_space: Any, action_space: Any) -> str:
+        """One line for the run's summary: the actors (or Ray workers), the spaces and the exploration."""
+        rollout = self.config.rollout
+        exploration = self.components.exploration.name if self.components.exploration is not None else None
+        actors = f"{rollout.parallel_actors} {rollout.env_mode} actors"
+        if self.collector is not None:
+            envs = self.config.envs_per_ray_actor
+            actors = f"{self.config.ray.actors} Ray actors x {envs} {rollout.env_mode} envs"
+        return f"{actors}; obs {obs_space}; actions {action_space}; exploration {exploration}"
+
     def close(self) -> None:
         """Closes the pools and the remote collector (its workers stop)."""
         for envs in (self.train_envs, self.val_envs):

@@ -4,13 +4,34 @@ before anything in the run folder is written, and the config's optimiser setting
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import Any, Protocol
 
+from amago_core.config.experiment import ExperimentConfig
 from amago_core.config.resume import describe_changes, refused_changes
 from amago_core.config.sources import PROVENANCE_KEY
-from amago_core.experiment.checkpointing import CheckpointingMixin, NoUsableCheckpointError
 from amago_core.experiment.checkpoints import TrainingState
+from amago_core.experiment.logger import RunLogger
+from amago_core.experiment.run_checkpoints import NoUsableCheckpointError
+from amago_core.experiment.run_dir import RunPaths
 from amago_core.experiment.safe_state import DamagedStateError
+
+
+class Resumable(Protocol):
+    """What resuming reads and sets on an experiment (``Experiment`` has it; typed here so that this module sits
+    below it)."""
+
+    config: ExperimentConfig
+    paths: RunPaths
+    logger: RunLogger | None
+    epoch: int
+
+    @property
+    def optimizer(self) -> Any: ...
+
+    @property
+    def lr_schedule(self) -> Any: ...
+
+    def load_training_state(self, state: TrainingState) -> None: ...
 
 
 class ResumeMismatchError(ValueError):
@@ -18,7 +39,7 @@ class ResumeMismatchError(ValueError):
     differ from the run's record and says that the run folder was left as it was."""
 
 
-def load_resumed_state(experiment: CheckpointingMixin, state: TrainingState) -> None:
+def load_resumed_state(experiment: Resumable, state: TrainingState) -> None:
     """Loads ``state`` into the built model, optimiser, schedule and random streams; writes nothing.
 
     The state brings the weights, the optimiser's moments and step counts and the schedule's step; the
@@ -31,7 +52,7 @@ def load_resumed_state(experiment: CheckpointingMixin, state: TrainingState) -> 
     """
     fresh = _optimiser_settings(experiment)
     try:
-        experiment._apply_state(state)
+        experiment.load_training_state(state)
     except DamagedStateError as exc:
         raise NoUsableCheckpointError(str(exc)) from exc
     except (RuntimeError, ValueError, KeyError) as exc:
@@ -39,7 +60,7 @@ def load_resumed_state(experiment: CheckpointingMixin, state: TrainingState) -> 
     _restore_optimiser_settings(experiment, fresh)
 
 
-def finish_resume(experiment: CheckpointingMixin, state: TrainingState) -> None:
+def finish_resume(experiment: Resumable, state: TrainingState) -> None:
     """After the logger exists: continues its record count, takes back the records of the epochs that are
     redone, and moves to the epoch after the state's."""
     if experiment.logger is not None:
@@ -48,11 +69,11 @@ def finish_resume(experiment: CheckpointingMixin, state: TrainingState) -> None:
     experiment.epoch = state.progress.epoch + 1
 
 
-def _scheduler(experiment: CheckpointingMixin) -> Any:
+def _scheduler(experiment: Resumable) -> Any:
     return getattr(experiment.lr_schedule, "scheduler", experiment.lr_schedule)  # accelerate's wrapper
 
 
-def _optimiser_settings(experiment: CheckpointingMixin) -> tuple[list[dict[str, Any]], list[float] | None]:
+def _optimiser_settings(experiment: Resumable) -> tuple[list[dict[str, Any]], list[float] | None]:
     """Each parameter group's settings (all but its parameters and current rate) and the schedule's base rates,
     as built from this config."""
     groups = [
@@ -64,7 +85,7 @@ def _optimiser_settings(experiment: CheckpointingMixin) -> tuple[list[dict[str, 
 
 
 def _restore_optimiser_settings(
-    experiment: CheckpointingMixin, fresh: tuple[list[dict[str, Any]], list[float] | None]
+    experiment: Resumable, fresh: tuple[list[dict[str, Any]], list[float] | None]
 ) -> None:
     groups, base_lrs = fresh
     scheduler = _scheduler(experiment)
@@ -80,7 +101,7 @@ def _restore_optimiser_settings(
         scheduler._last_lr = [group["lr"] for group in experiment.optimizer.param_groups]
 
 
-def _mismatch_line(experiment: CheckpointingMixin, exc: BaseException) -> str:
+def _mismatch_line(experiment: Resumable, exc: BaseException) -> str:
     root = experiment.paths.root
     changes = []
     try:

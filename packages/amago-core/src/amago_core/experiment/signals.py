@@ -16,6 +16,9 @@ from types import FrameType
 
 STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
 
+TIME_LIMIT = "max_minutes"
+"""``Experiment.stopped_by`` when ``schedule.max_minutes`` ended the run (signals give their names, ``SIGINT``)."""
+
 
 class StopSignalAbort(KeyboardInterrupt):
     """A second stop signal: abort at once.
