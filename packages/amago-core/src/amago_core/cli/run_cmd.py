@@ -10,7 +10,7 @@ import inspect
 import signal
 import sys
 import tempfile
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
@@ -60,7 +60,7 @@ def resolve_run_config(
     from pydantic import ValidationError
 
     from amago_core.config.resolve import plan_run
-    from amago_core.config.sources import RUN_RECORD_NAME, ConfigSourceError, merge_sources
+    from amago_core.config.sources import RUN_RECORD_NAME, ConfigSourceError
     from amago_core.plugins.errors import PluginError
 
     sources = list(files)
@@ -71,41 +71,22 @@ def resolve_run_config(
         sources.insert(0, resolved)
     try:
         plan = plan_run(sources, flags, overrides, default_job=_default_job())
-        config = plan.config
-        records = _run_records(sources)
-        own = merge_sources([path for path in sources if path not in records], flags, overrides)
     except (ConfigSourceError, ValidationError, PluginError) as exc:
         fail_on_config_error(exc)
-    if config.env is None:
+    if plan.config.env is None:
         fail("no env chosen: pass --env ID (see `amago list envs`) or set `env` in a -c config file")
-    dumped = config.model_dump(mode="json")
+    dumped, records = plan.config.model_dump(mode="json"), plan.records
     for path, record in records.items():
         _say_ignored_folder_settings(
-            path, record, own, dumped, resumed=resume is not None and path == sources[0]
+            path, record, plan.own, dumped, resumed=resume is not None and path == sources[0]
         )
     if resume is not None:
         _refuse_changes_on_resume(resume, records[sources[0]], dumped)
     return plan
 
 
-def _run_records(sources: list[Path]) -> dict[Path, dict[str, Any]]:
-    """The sources that are a run folder's record, each as written (provenance and folder-owned settings kept).
-
-    Raises:
-        ConfigSourceError: a source cannot be read.
-    """
-    from amago_core.config.sources import is_run_record, read_raw_config_file
-
-    records = {}
-    for path in sources:
-        raw = read_raw_config_file(path)
-        if is_run_record(path, raw):
-            records[path] = raw
-    return records
-
-
 def _say_ignored_folder_settings(
-    path: Path, record: dict[str, Any], own: dict[str, Any], config: dict[str, Any], *, resumed: bool
+    path: Path, record: Mapping[str, Any], own: Mapping[str, Any], config: dict[str, Any], *, resumed: bool
 ) -> None:
     """One line naming the settings of a run record that were dropped, that the user's own sources (``own``:
     flags, overrides, their -c files, the environment) do not set again, and that ``config`` (what runs) does
@@ -127,7 +108,7 @@ def _say_ignored_folder_settings(
         )
 
 
-def _refuse_changes_on_resume(resume: Path, record: dict[str, Any], config: dict[str, Any]) -> None:
+def _refuse_changes_on_resume(resume: Path, record: Mapping[str, Any], config: dict[str, Any]) -> None:
     """Exits 2 with one line when the resumed config changes a setting the saved state was trained with."""
     from amago_core.config.resume import describe_changes, refused_changes
     from amago_core.config.sources import PROVENANCE_KEY
@@ -254,7 +235,7 @@ def run_command(
         preflight.check_env_processes(resolved)
     if checks and not (quiet or smoke or budget or resume):  # --budget measured and sized it already
         preflight.estimate_wall_time(resolved, unsized, user, debug=debugging(debug))
-    allow = allow_traj_pickles or _user_chose_traj_files(files, flags, overrides)
+    allow = allow_traj_pickles or _user_chose_traj_files(plan)
     if smoke:
         with tempfile.TemporaryDirectory(prefix="amago-smoke-") as folder:
             sized = plan.sized({"run": {"ckpt_base_dir": folder}}).config
@@ -294,14 +275,11 @@ def _smoke_summary(summary: dict[str, Any], metrics: Path, quiet: bool) -> dict[
     return smoke
 
 
-def _user_chose_traj_files(files: list[Path], flags: dict[str, Any], overrides: list[str]) -> bool:
+def _user_chose_traj_files(plan: RunPlan) -> bool:
     """Whether the user's own sources (not a run folder's record) set ``replay.save_trajs_as = "traj"``: a
     run that writes its buffer as pickles on the user's word reads them back."""
-    from amago_core.config.sources import is_run_record, merge_sources, read_raw_config_file
-
-    own = [path for path in files if not is_run_record(path, read_raw_config_file(path))]
-    replay = merge_sources(own, flags, overrides).get("replay")
-    return isinstance(replay, dict) and replay.get("save_trajs_as") == "traj"
+    replay = plan.own.get("replay")
+    return isinstance(replay, Mapping) and replay.get("save_trajs_as") == "traj"
 
 
 def _same_options_as_run(command: Callable[..., None]) -> Callable[..., None]:

@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
+from pathlib import Path
 from typing import Any
 
 from pydantic import ValidationError
@@ -18,7 +19,7 @@ from pydantic import ValidationError
 from amago_core.config.episode import follow_episode, warn_if_memory_too_short
 from amago_core.config.errors import describe_validation_error
 from amago_core.config.experiment import ExperimentConfig
-from amago_core.config.sources import load_config, merge_layers, merge_over_job, read_sources
+from amago_core.config.sources import SourceFile, load_config, merge_layers, merge_over_job, read_sources
 from amago_core.plugins.errors import InvalidSpecError
 from amago_core.plugins.registry import Registries
 
@@ -86,11 +87,22 @@ class RunPlan:
         registries: the registries the plan was validated against, which validate it again when it is sized
             (None: the process-wide registries). Not part of the plan's value: two plans of the same config
             compare equal whichever registries validated them.
+        files: the ``-c`` files as read (each once), in order: which are run records and what they hold as
+            written.
+        own: like ``user``, without the files that are run records: what the person running it chose (a
+            record's settings are data, never instructions).
     """
 
     config: ExperimentConfig
     user: Mapping[str, Any] = field(default_factory=dict)
     registries: Registries | None = field(default=None, compare=False, repr=False)
+    files: tuple[SourceFile, ...] = field(default=(), compare=False, repr=False)
+    own: Mapping[str, Any] = field(default_factory=dict, compare=False, repr=False)
+
+    @property
+    def records(self) -> dict[Path, Mapping[str, Any]]:
+        """The files that are a run folder's record, each as written (provenance and folder-owned settings)."""
+        return {file.path: file.raw for file in self.files if file.is_record}
 
     def sized(self, settings: Mapping[str, Any]) -> RunPlan:
         """This plan with ``settings`` (a config tree from :mod:`amago_core.config.sizing`) merged in."""
@@ -127,8 +139,11 @@ def plan_run(
         pydantic.ValidationError: the merged config is invalid (located at the bad field).
         amago_core.plugins.PluginError: a component or env is unknown, missing or broken (incl. PresetError).
     """
-    layers = read_sources(files, flags, overrides, environ)
+    sources = tuple(SourceFile.read(path) for path in files)
+    layers = read_sources(sources, flags, overrides, environ)
     user = merge_layers(layers, registries=registries)
+    own_files = [file for file in sources if not file.is_record]
+    own = merge_layers(read_sources(own_files, flags, overrides, environ), registries=registries)
     base = base_layer(user.get("env"), default_job, registries=registries)
     config = _validated(merge_layers(layers, base, registries=registries), registries)
     if base is not None:
@@ -136,7 +151,7 @@ def plan_run(
         if followed is not None:  # the user's env options changed the episode the base layer was written for
             config = _validated(merge_layers(layers, followed, registries=registries), registries)
     warn_if_memory_too_short(config)
-    return RunPlan(config, user, registries)
+    return RunPlan(config, user, registries, sources, own)
 
 
 def _validated(merged: Mapping[str, Any], registries: Registries | None) -> ExperimentConfig:

@@ -7,10 +7,12 @@ names the field wherever its value came from.
 
 from __future__ import annotations
 
+import copy
 import json
 import os
 import tomllib
 from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -194,6 +196,36 @@ def read_raw_config_file(path: str | os.PathLike[str]) -> dict[str, Any]:
     return data
 
 
+@dataclass(frozen=True)
+class SourceFile:
+    """One ``-c`` file, read once: its table as written, and what a run takes from it.
+
+    Attributes:
+        path: the file.
+        raw: its table as written (``_provenance`` and folder-owned settings included).
+    """
+
+    path: Path
+    raw: Mapping[str, Any]
+
+    @classmethod
+    def read(cls, path: str | os.PathLike[str]) -> SourceFile:
+        """Reads ``path`` (see :func:`read_raw_config_file` for the errors)."""
+        return cls(Path(path), read_raw_config_file(path))
+
+    @property
+    def is_record(self) -> bool:
+        """Whether it is a run folder's record (:func:`is_run_record`), not a config a person wrote."""
+        return is_run_record(self.path, self.raw)
+
+    def table(self) -> dict[str, Any]:
+        """What a run takes from it: a record without its ``_provenance`` and folder-owned settings, any other
+        file as written (a fresh copy)."""
+        data = copy.deepcopy(dict(self.raw))
+        data.pop(PROVENANCE_KEY, None)
+        return _without_folder_owned(data) if self.is_record else data
+
+
 def read_config_file(path: str | os.PathLike[str]) -> dict[str, Any]:
     """Reads a ``.toml``, ``.json`` or ``.yaml``/``.yml`` config file into a dict.
 
@@ -205,10 +237,7 @@ def read_config_file(path: str | os.PathLike[str]) -> dict[str, Any]:
         ConfigSourceError: missing file, unknown extension, a parse error (with file and position), or nesting
             deeper than :data:`MAX_CONFIG_DEPTH`.
     """
-    data = read_raw_config_file(path)
-    record = is_run_record(path, data)
-    data.pop(PROVENANCE_KEY, None)
-    return _without_folder_owned(data) if record else data
+    return SourceFile.read(path).table()
 
 
 def parse_override(item: str) -> dict[str, Any]:
@@ -327,7 +356,7 @@ def merge_sources(
 
 
 def read_sources(
-    files: Iterable[str | os.PathLike[str]] = (),
+    files: Iterable[str | os.PathLike[str] | SourceFile] = (),
     flags: Mapping[str, Any] | None = None,
     overrides: Iterable[str] = (),
     environ: Mapping[str, str] | None = None,
@@ -338,7 +367,8 @@ def read_sources(
     Raises:
         ConfigSourceError: a source cannot be read.
     """
-    layers = [config_from_environ(environ), *(read_config_file(file) for file in files)]
+    tables = (file.table() if isinstance(file, SourceFile) else read_config_file(file) for file in files)
+    layers = [config_from_environ(environ), *tables]
     if flags:
         layers.append(_without_unset(flags))
     layers.extend(parse_override(item) for item in overrides)
