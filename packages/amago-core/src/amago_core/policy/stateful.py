@@ -19,6 +19,7 @@ from amago_core.experiment.agent_api import RolloutPolicy
 
 # AMAGOEnv's own observation checks and action conversions: using them (not copies) keeps the policy's input
 # and the env's actions exactly what they were in training.
+from amago_core.rollout.action_mask import ACTION_MASK_KEY, encoder_space, mask_of
 from amago_core.rollout.env import _make_action_adapter, _ObsChecker
 from amago_core.rollout.spaces import PolicySpaces
 
@@ -100,12 +101,15 @@ class StatefulPolicy:
             msg = f"n_envs must be at least 1; got {n_envs}."
             raise ValueError(msg)
         n_envs = int(n_envs)
-        self._obs = _ObsChecker(self.spaces.env_observation_space, n_envs)
+        seen = encoder_space(self.spaces.env_observation_space, self.spaces.action_mask, self.name)
+        self._obs = _ObsChecker(seen, n_envs)
         self._memory = self.agent.init_hidden_state(n_envs, self.device)
         self._prev_action = np.zeros((n_envs, self._actions.dim), dtype=self._actions.stored_dtype)
         self._time = np.zeros(n_envs, dtype=np.int64)
 
-    def act(self, obs: Any, reward: Any = None, done: Any = None, *, sample: bool | None = None) -> Any:
+    def act(
+        self, obs: Any, reward: Any = None, done: Any = None, *, info: Any = None, sample: bool | None = None
+    ) -> Any:
         """The action for ``obs``, continuing each env's episode (memory, time index, previous action/reward).
 
         Args:
@@ -115,6 +119,8 @@ class StatefulPolicy:
                 already the next episode's first observation (gymnasium vector envs with
                 ``autoreset_mode=SAME_STEP``; a single env may instead call :meth:`reset` after ``env.reset()``).
                 That env's memory restarts and its ``reward`` is ignored. None: no env finished.
+            info: the ``info`` returned with ``obs``; needed when the run's env gave its action mask in ``info``
+                (``spaces.action_mask``), so that the policy picks an allowed action.
             sample: overrides the policy's ``sample`` setting for this step.
 
         Returns:
@@ -131,6 +137,16 @@ class StatefulPolicy:
             raise RuntimeError(msg)
         n_envs = self.n_envs
         obs_rows = self._obs(obs, self.name)
+        mask = self.spaces.action_mask
+        if mask is not None:
+            if mask.where == "info" and info is None:
+                msg = (
+                    f"{self.name} was trained with the action mask from info[{mask.key!r}]: pass "
+                    "act(obs, reward, info=info) with the info the env returned."
+                )
+                raise ValueError(msg)
+            width = int(np.prod(self.spaces.obs_space[ACTION_MASK_KEY].shape or (0,)))
+            obs_rows[ACTION_MASK_KEY] = mask_of(mask, obs, info, n_envs, width, env_name=self.name)
         rewards = np.zeros(n_envs, dtype=np.float32)
         if reward is not None:
             rewards = _per_env(reward, n_envs, np.float32, "reward")

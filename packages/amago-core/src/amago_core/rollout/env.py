@@ -24,6 +24,16 @@ import numpy as np
 import numpy.typing as npt
 
 from amago_core.data.timestep import Timestep
+from amago_core.rollout.action_mask import (
+    ACTION_MASK_KEY,
+    ActionMaskSpec,
+    MaskSource,
+    encoder_space,
+    mask_of,
+    mask_space,
+    mask_width,
+    read_mask,
+)
 
 AMAGO_ENV_LOG_PREFIX = "AMAGO_LOG_METRIC"
 """Info keys that start with this string are logged as per-env-name metrics (prefix removed)."""
@@ -283,6 +293,12 @@ class AMAGOEnv:
         env_name: name used for logging and trajectory file names. None reads ``env.env_name`` at every call,
             which lets multi-task envs rename themselves per reset; subclasses may override the property.
         batched_envs: number of rows the env steps at once (1 for a plain env).
+        action_mask_key: the key of the env's action mask (which actions it allows now: one boolean per action,
+            True for allowed; for MultiDiscrete, the dimensions' entries one after the other), or None for an env
+            without one. The mask is checked at every reset and step, and stored in the observation dict under
+            ``"action_mask"``; agents keep the policy on allowed actions.
+        action_mask_from: ``"obs"``: the key is a key of the env's Dict observation (taken out of the
+            observation the encoder sees); ``"info"``: a key of the ``info`` dict ``reset`` and ``step`` return.
 
     Attributes:
         observation_space: a ``Dict`` describing one row's observation.
@@ -291,7 +307,15 @@ class AMAGOEnv:
         step_count: ``(batched_envs,)`` int64 steps since each row's episode started.
     """
 
-    def __init__(self, env: gym.Env, env_name: str | None = None, batched_envs: int = 1) -> None:
+    def __init__(
+        self,
+        env: gym.Env,
+        env_name: str | None = None,
+        batched_envs: int = 1,
+        *,
+        action_mask_key: str | None = None,
+        action_mask_from: MaskSource = "obs",
+    ) -> None:
         if int(batched_envs) < 1:
             msg = f"batched_envs must be >= 1; got {batched_envs}."
             raise ValueError(msg)
@@ -301,10 +325,17 @@ class AMAGOEnv:
         batched = self.batched_envs > 1
         obs_space = getattr(env, "single_observation_space", None) if batched else None
         act_space = getattr(env, "single_action_space", None) if batched else None
-        self._obs = _ObsChecker(obs_space or env.observation_space, self.batched_envs)
+        self.action_mask: ActionMaskSpec | None = (
+            ActionMaskSpec(action_mask_key, action_mask_from) if action_mask_key is not None else None
+        )
+        """Where the env's action mask comes from (None: the env has none)."""
+        seen = encoder_space(
+            obs_space or env.observation_space, self.action_mask, env_name or type(env).__name__
+        )
+        self._obs = _ObsChecker(seen, self.batched_envs)
         # Vectorised envs report a finished row's last observation separately (gymnasium's `final_obs`), checked
         # as a single row; a plain env's own checker already checks one row.
-        self._row_obs = _ObsChecker(obs_space or env.observation_space, 1) if batched else self._obs
+        self._row_obs = _ObsChecker(seen, 1) if batched else self._obs
         if batched:
             mode = getattr(env, "metadata", {}).get("autoreset_mode")
             if mode is not None and str(getattr(mode, "value", mode)) != "SameStep":
@@ -318,6 +349,12 @@ class AMAGOEnv:
         (the step's own timestep then holds the final observations). None otherwise."""
         self._act = _make_action_adapter(act_space or env.action_space)
         self.observation_space: gym.spaces.Dict = self._obs.space
+        self._mask_width = 0
+        if self.action_mask is not None:
+            self._mask_width = mask_width(self._act.policy_space, str(env_name or type(env).__name__))
+            self.observation_space = gym.spaces.Dict(
+                {**self._obs.space.spaces, ACTION_MASK_KEY: mask_space(self._mask_width)}
+            )
         self.action_space: gym.Space = self._act.policy_space
         self.action_dim: int = self._act.dim
         self.action_dtype: np.dtype = self._act.stored_dtype
@@ -353,6 +390,14 @@ class AMAGOEnv:
         """True for MultiBinary action spaces."""
         return isinstance(self._act, _MultiBinaryAdapter)
 
+    def _with_mask(self, obs: dict[str, np.ndarray], raw_obs: Any, info: Any) -> dict[str, np.ndarray]:
+        """``obs`` with the env's mask added under :data:`ACTION_MASK_KEY` (as is, for an env without one)."""
+        if self.action_mask is not None:
+            obs[ACTION_MASK_KEY] = mask_of(
+                self.action_mask, raw_obs, info, self.batched_envs, self._mask_width, env_name=self.env_name
+            )
+        return obs
+
     def inner_reset(self, seed: int | None = None, options: dict[str, Any] | None = None) -> tuple[Any, dict]:
         """Resets the wrapped env (override to customise; return ``(obs, info)``)."""
         return self.env.reset(seed=seed, options=options)
@@ -374,7 +419,7 @@ class AMAGOEnv:
             self._obs(obs, self.env_name), self._row_names, self.step_count, batched=n > 1
         )
         timestep = Timestep(
-            obs=checked_obs,
+            obs=self._with_mask(checked_obs, obs, info),
             prev_action=np.zeros((n, self.action_dim), dtype=self.action_dtype),
             reward=np.zeros(n, dtype=np.float32),
             time_idx=np.zeros(n, dtype=np.int64),
@@ -407,7 +452,7 @@ class AMAGOEnv:
         check_finite(reward, "reward", self._row_names, self.step_count, batched=n > 1)
         check_finite_obs(checked_obs, self._row_names, self.step_count, batched=n > 1)
         timestep = Timestep(
-            obs=checked_obs,
+            obs=self._with_mask(checked_obs, obs, info),
             prev_action=stored,
             reward=reward.copy(),
             time_idx=self.step_count.copy(),
@@ -438,6 +483,16 @@ class AMAGOEnv:
             row_obs = self._row_obs(final[row], name)
             for key, value in row_obs.items():
                 stepped.obs[key][row] = value[0]
+            if self.action_mask is not None and self.action_mask.where == "obs":
+                # The finished episode's last mask (an info mask of it is gone: the new episode's stays).
+                stepped.obs[ACTION_MASK_KEY][row] = read_mask(
+                    np.asarray(final[row][self.action_mask.key]),
+                    1,
+                    self._mask_width,
+                    env_name=name,
+                    spec=self.action_mask,
+                    batched=False,
+                )[0]
         return stepped
 
     def render(self) -> Any:

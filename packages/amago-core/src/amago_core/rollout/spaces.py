@@ -16,6 +16,8 @@ from typing import Any
 import gymnasium as gym
 import numpy as np
 
+from amago_core.rollout.action_mask import ActionMaskSpec
+
 SPACES_FORMAT = 1
 """Version of the ``spaces.json`` layout."""
 
@@ -128,6 +130,8 @@ class PolicySpaces:
         action_space: the agent's action space (Box actions in [-1, 1], Discrete from 0).
         env_observation_space: one row's observation space of the env itself (what it returns).
         env_action_space: one row's action space of the env itself (what it takes).
+        action_mask: where the env's action mask comes from (None: it has none); a policy loaded later reads
+            the mask from the same observation or ``info`` key.
     """
 
     obs_space: gym.spaces.Dict
@@ -135,6 +139,7 @@ class PolicySpaces:
     action_space: gym.Space[Any]
     env_observation_space: gym.Space[Any]
     env_action_space: gym.Space[Any]
+    action_mask: ActionMaskSpec | None = None
 
     @classmethod
     def of_env(cls, env: Any) -> PolicySpaces:
@@ -146,6 +151,7 @@ class PolicySpaces:
             action_space=env.action_space,
             env_observation_space=env_obs,
             env_action_space=env_action,
+            action_mask=getattr(env, "action_mask", None),
         )
 
     def to_json(self) -> dict[str, Any]:
@@ -160,6 +166,7 @@ class PolicySpaces:
             "env": {
                 "observation_space": space_to_json(self.env_observation_space),
                 "action_space": space_to_json(self.env_action_space),
+                "action_mask": self.action_mask.to_json() if self.action_mask is not None else None,
             },
         }
 
@@ -184,8 +191,9 @@ class PolicySpaces:
                 action_space=space_from_json(agent["action_space"]),
                 env_observation_space=space_from_json(env["observation_space"]),
                 env_action_space=space_from_json(env["action_space"]),
+                action_mask=ActionMaskSpec.from_json(env.get("action_mask")),  # older records: none
             )
-        except (KeyError, TypeError) as exc:
+        except (KeyError, TypeError, ValueError) as exc:
             msg = f"the spaces record lacks {exc}."
             raise SpaceRecordError(msg) from exc
         if not isinstance(spaces.obs_space, gym.spaces.Dict) or not isinstance(

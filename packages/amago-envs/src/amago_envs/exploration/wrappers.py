@@ -22,6 +22,7 @@ from typing import Any
 
 import numpy as np
 
+from amago_core.rollout.action_mask import ACTION_MASK_KEY, sample_allowed
 from amago_core.rollout.env import AMAGOEnv
 from amago_envs.exploration.specs import BilevelConfig, EGreedyConfig, TMazeExplorationConfig
 
@@ -87,6 +88,8 @@ class BilevelEpsilonGreedy:
         self.global_step = int(start_step)
         self.multiplier = np.ones(env.batched_envs)
         self.last_eps = np.zeros(env.batched_envs)
+        self.allowed: np.ndarray | None = None
+        """The action mask of the timestep the policy acts on next (None: the env has none)."""
         """Epsilon used on the last step, per row (for logging and tests)."""
 
     def __getattr__(self, name: str) -> Any:
@@ -126,7 +129,10 @@ class BilevelEpsilonGreedy:
         if self.env.is_discrete:
             flat = arr.reshape(n).astype(np.int64)
             explore = self.rng.random(n) < eps
-            random_actions = self.rng.integers(0, self.env.action_dim, size=n)
+            if self.allowed is not None:  # random actions among those the env allows now
+                random_actions = sample_allowed(self.rng, self.allowed)
+            else:
+                random_actions = self.rng.integers(0, self.env.action_dim, size=n)
             return np.where(explore, random_actions, flat).reshape(arr.shape).astype(arr.dtype)
         rows = arr.reshape(n, -1).astype(np.float32)
         if not np.all(np.abs(rows) <= 1.0 + 1e-5):
@@ -139,7 +145,9 @@ class BilevelEpsilonGreedy:
     def reset(self, *args: Any, **kwargs: Any) -> Any:
         """Resets the env and redraws every row's multiplier."""
         self._redraw(slice(None))
-        return self.env.reset(*args, **kwargs)
+        out = self.env.reset(*args, **kwargs)
+        self._remember_mask(out[0])
+        return out
 
     def step(self, action: Any) -> Any:
         """Steps the env with the noisy action; rows whose episode ended get a new multiplier."""
@@ -149,7 +157,15 @@ class BilevelEpsilonGreedy:
         done = np.asarray(out[2]) | np.asarray(out[3])
         if done.any():
             self._redraw(np.flatnonzero(done))
+        # A vectorised env's finished rows act next from its reset timestep (their new episode's mask).
+        reset_timestep = getattr(self.env, "reset_timestep", None)
+        self._remember_mask(reset_timestep if reset_timestep is not None else out[0])
         return out
+
+    def _remember_mask(self, timestep: Any) -> None:
+        """Keeps the action mask of the timestep the policy acts on next (None when the env has none)."""
+        obs = getattr(timestep, "obs", None)
+        self.allowed = obs.get(ACTION_MASK_KEY) if isinstance(obs, dict) else None
 
 
 class EpsilonGreedy(BilevelEpsilonGreedy):
