@@ -22,30 +22,41 @@ class Agent(BaseAgent):
     plus ``offline_coeff · -f(A) log pi(a_buffer | s)``. No entropy bonus: exploration comes from sampling and
     the env's exploration wrapper.
 
+    Discrete actions: the critics output one value per action and every expectation over the policy is exact
+    (its probability vector dotted with them). With ``discrete_like_continuous`` they are treated like
+    continuous actions instead: the critics take one-hots as input, expectations average sampled one-hots, and
+    the policy gradient goes through straight-through Gumbel-softmax samples.
+
     Built as ``Agent(config, *, obs_space, rl2_space, action_space, max_seq_len, tstep_encoder,
     traj_encoder)``; see :class:`amago_agents.base.BaseAgent`.
     """
 
     config: AgentConfig
 
+    @property
+    def per_action_critics(self) -> bool:
+        """Discrete actions with one critic output per action (off with ``discrete_like_continuous``)."""
+        return self.discrete and not self.config.discrete_like_continuous
+
     def build_critics(self) -> CriticEnsemble:
-        """Discrete actions: one value per (gamma, action) from the state; else the action is an input."""
+        """Discrete actions: one value per (gamma, action) from the state; else (and with
+        ``discrete_like_continuous``) the action is an input."""
         return CriticEnsemble(
             self.state_dim,
             self.action_dim,
             self.gammas,
             self.config.num_critics,
             self.config.critic,
-            action_input=not self.discrete,
+            action_input=not self.per_action_critics,
         )
 
     def policy_actions(self, policy: Policy, samples: int, reparameterised: bool) -> torch.Tensor:
         """``(K, B, T, G, A)`` actions for the critics: the probability vector itself for discrete policies
-        (the critic's dot product makes Q(s, p) the exact expectation, so K = 1), else K samples."""
-        if self.discrete:
+        (the critic's dot product makes Q(s, p) the exact expectation, so K = 1), else K samples (one-hots for
+        discrete actions treated like continuous ones)."""
+        if self.per_action_critics:
             return policy.probs.unsqueeze(0)  # type: ignore[attr-defined]
-        draw = policy.rsample if reparameterised else policy.sample
-        return torch.stack([draw() for _ in range(samples)])
+        return self.sample_actions(policy, samples, reparameterised)
 
     def loss_terms(
         self, batch: Batch, states: torch.Tensor, valid: torch.Tensor, metrics: dict[str, float] | None

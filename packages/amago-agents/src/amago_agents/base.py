@@ -20,7 +20,7 @@ import torch
 from gymnasium import spaces
 from torch import nn
 
-from amago_agents.distributions import Policy, action_dim_of, make_policy_distribution
+from amago_agents.distributions import ClippedCategorical, Policy, action_dim_of, make_policy_distribution
 from amago_agents.filters import make_filter
 from amago_agents.heads import ActorHead, CriticEnsemble
 from amago_agents.popart import PopArt
@@ -375,6 +375,21 @@ class BaseAgent(nn.Module):
                 raise NonFiniteLossError(msg)
 
     # ---- shared pieces of the loss ----------------------------------------------------------------------
+
+    def sample_actions(self, policy: Policy, samples: int, reparameterised: bool) -> torch.Tensor:
+        """``(K, B, T, G, A)`` actions drawn from ``policy`` in the critics' input format.
+
+        Discrete policies give one-hots (AMAGO's ``DiscreteLikeContinuous``): with ``reparameterised``,
+        straight-through Gumbel-softmax samples (one-hot values, gradients of the relaxed sample at
+        ``gumbel_temperature``); else plain one-hot samples. Other policies give ``rsample``/``sample`` draws.
+        """
+        if isinstance(policy, ClippedCategorical):
+            if reparameterised:
+                temperature = self.config.gumbel_temperature
+                return torch.stack([policy.gumbel_rsample(temperature) for _ in range(samples)])
+            return torch.stack([policy.sample_one_hot() for _ in range(samples)])
+        draw = policy.rsample if reparameterised else policy.sample
+        return torch.stack([draw() for _ in range(samples)])
 
     def buffer_actions(self, batch: Batch) -> torch.Tensor:
         """Buffer actions ``(B, T, A)`` clamped into the policy's range ([0, 1] one-hot/binary, [-1, 1] Box)."""

@@ -7,11 +7,11 @@ import warnings
 import torch
 
 from amago_agents.base import BaseAgent
-from amago_agents.distributions import ClippedCategorical, DiscreteDist, Policy
+from amago_agents.distributions import DiscreteDist, Policy
 from amago_agents.heads import CriticEnsemble
 from amago_agents.returns import nstep_targets, reduce_ensemble
 from amago_agents.specs import MultiTaskAgentConfig
-from amago_agents.twohot import ValueBins
+from amago_agents.twohot import INIT_EDGE_BINS, ValueBins
 from amago_core.data.batch import Batch
 from amago_nets.real_steps import RealSteps
 
@@ -40,8 +40,21 @@ class MultiTaskAgent(BaseAgent):
                 "are coarse; set them to the range of returns × reward_multiplier of your tasks.",
                 stacklevel=2,
             )
+        self.bins = self.value_bins()
+        value = config.critic_init_value
+        if value is not None and (margin := self.bins.bins_from_edge(value)) < INIT_EDGE_BINS:
+            warnings.warn(
+                f"multitask: critic_init_value={value} is {margin} bins from the edge of the {config.output_bins} "
+                "bins, so the critics' first predictions lean inward; widen min_return/max_return or add "
+                "output_bins to start exactly there.",
+                stacklevel=2,
+            )
+
+    def value_bins(self) -> ValueBins:
+        """The critics' value bins, as the config describes them."""
+        config = self.config
         low, high = config.return_range
-        self.bins = ValueBins(
+        return ValueBins(
             low,
             high,
             config.output_bins,
@@ -51,8 +64,9 @@ class MultiTaskAgent(BaseAgent):
         )
 
     def build_critics(self) -> CriticEnsemble:
-        """Every action space feeds the action to the critic, which outputs ``output_bins`` logits."""
-        return CriticEnsemble(
+        """Every action space feeds the action to the critic, which outputs ``output_bins`` logits; with
+        ``critic_init_value`` every critic's output bias starts as a bump over the bins at that value."""
+        critics = CriticEnsemble(
             self.state_dim,
             self.action_dim,
             self.gammas,
@@ -61,17 +75,22 @@ class MultiTaskAgent(BaseAgent):
             action_input=True,
             out_dim=self.config.output_bins,
         )
+        value = self.config.critic_init_value
+        if value is not None:
+            # Called from BaseAgent.__init__ before self.bins exists; the targets are copies made after this.
+            bins = self.value_bins()
+            bias = critics.out.bias
+            if bias is None:  # EnsembleLinear's default keeps a bias
+                msg = "multitask: critic_init_value needs the critics' output layer to have a bias."
+                raise RuntimeError(msg)
+            with torch.no_grad():
+                bias.copy_(bins.init_logits(value).expand_as(bias))
+        return critics
 
     def policy_actions(self, policy: Policy, samples: int, reparameterised: bool) -> torch.Tensor:
         """``(K, B, T, G, A)`` sampled actions (one-hot for Discrete; Gumbel straight-through when
         ``reparameterised``)."""
-        if isinstance(policy, ClippedCategorical):
-            if reparameterised:
-                temperature = self.config.gumbel_temperature
-                return torch.stack([policy.gumbel_rsample(temperature) for _ in range(samples)])
-            return torch.stack([policy.sample_one_hot() for _ in range(samples)])
-        draw = policy.rsample if reparameterised else policy.sample
-        return torch.stack([draw() for _ in range(samples)])
+        return self.sample_actions(policy, samples, reparameterised)
 
     def values(self, logits: torch.Tensor) -> torch.Tensor:
         """Scalar values ``(..., 1)`` (raw, reward-multiplied) of critic logits ``(..., bins)``."""

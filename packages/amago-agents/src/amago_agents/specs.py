@@ -14,6 +14,7 @@ or a class). The agent never looks a name up itself, so every installed encoder 
 
 from __future__ import annotations
 
+import math
 from typing import Annotated, ClassVar, Literal
 
 from pydantic import Field, model_validator
@@ -280,9 +281,11 @@ class _AgentOptions(ComponentConfig):
     fake_filter: bool = False
     """Filter weight fixed to 1: plain behaviour cloning (with ``online_coeff = 0`` the critics are not trained)."""
     num_actions_for_value_in_critic_loss: int = 1
-    """Policy samples averaged for the TD target's next-state value (1 for discrete actions in ``agent``)."""
+    """Policy samples averaged for the TD target's next-state value (discrete actions in ``agent``: the exact
+    expectation instead, unless ``discrete_like_continuous``)."""
     num_actions_for_value_in_actor_loss: int = 1
-    """Policy samples averaged for V(s) and the policy gradient (1 for discrete actions in ``agent``)."""
+    """Policy samples averaged for V(s) and the policy gradient (discrete actions in ``agent``: the exact
+    expectation instead, unless ``discrete_like_continuous``)."""
     n_step: int = 1
     """n-step TD targets (stop early at a terminal or at the end of the real data)."""
     use_target_actor: bool = True
@@ -301,6 +304,15 @@ class _AgentOptions(ComponentConfig):
     """Value normalisation."""
     check_finite: bool = True
     """Raise an error naming the loss term as soon as a loss is NaN or infinite (costs one device sync)."""
+    discrete_like_continuous: bool = False
+    """Discrete action spaces only: treat actions like continuous ones (AMAGO's ``DiscreteLikeContinuous``). The
+    critics take one-hot actions as an input and output one value, V(s) and the TD target's next value average
+    ``num_actions_for_value_in_*`` sampled one-hots, and the policy gradient goes through straight-through
+    Gumbel-softmax samples (``gumbel_temperature``). Off (``agent``): one critic output per action, and the
+    expectations over the policy are exact (AMAGO's ``Agent``)."""
+    gumbel_temperature: float = 0.5
+    """Temperature of the straight-through Gumbel-softmax samples of discrete actions treated like continuous
+    ones (AMAGO's ``DiscreteLikeContinuous.gumbel_softmax_temperature``)."""
 
     @model_validator(mode="after")
     def _check_agent(self) -> _AgentOptions:
@@ -322,6 +334,8 @@ class _AgentOptions(ComponentConfig):
             problems.append("online_coeff and offline_coeff must be non-negative")
         if not 0.0 <= self.tau <= 1.0:
             problems.append(f"tau must lie in [0, 1] (got {self.tau})")
+        if not self.gumbel_temperature > 0:
+            problems.append(f"gumbel_temperature must be positive (got {self.gumbel_temperature})")
         if problems:
             msg = f"{self.kind}: " + "; ".join(problems) + "."
             raise ValueError(msg)
@@ -366,8 +380,14 @@ class MultiTaskAgentConfig(_AgentOptions):
     integrated over the bins)."""
     hlgauss_sigma: float = 0.75
     """Standard deviation of the ``hlgauss`` labels, in bin widths."""
-    gumbel_temperature: float = 0.5
-    """Temperature of the straight-through Gumbel-softmax that reparameterises discrete actions."""
+    critic_init_value: float | None = None
+    """Start the critics predicting about this return (reward-multiplied units, inside [min_return,
+    max_return]): their output biases become a Gaussian bump over the bins, standard deviation 4 bins, centred on
+    it (AMAGO's ``NCriticsTwoHot(init_value=...)``). Within 12 bins of an edge the bump is cut off and the first
+    predictions lean inward (a warning says so). None: the usual random initialisation."""
+    discrete_like_continuous: bool = True
+    """Always on here, as in AMAGO's ``MultiTaskAgent``: the two-hot critics take the action as an input, so
+    discrete actions reach them as one-hots (see the ``agent`` option of the same name)."""
 
     @model_validator(mode="after")
     def _check_bins(self) -> MultiTaskAgentConfig:
@@ -377,6 +397,20 @@ class MultiTaskAgentConfig(_AgentOptions):
             raise ValueError(msg)
         if self.output_bins < 2:
             msg = f"multitask: output_bins must be at least 2, got {self.output_bins}."
+            raise ValueError(msg)
+        value = self.critic_init_value
+        if value is not None and not (math.isfinite(value) and low <= value <= high):
+            msg = (
+                f"multitask: critic_init_value={value} is outside the bins' support [{low}, {high}] "
+                "(min_return, max_return); choose a value inside it or widen the range."
+            )
+            raise ValueError(msg)
+        if not self.discrete_like_continuous:
+            msg = (
+                "multitask: discrete_like_continuous cannot be false: the two-hot critics take the action as an "
+                "input, so discrete actions are always one-hots (as in AMAGO's MultiTaskAgent); remove the option, "
+                "or use kind agent for one critic output per action."
+            )
             raise ValueError(msg)
         return self
 

@@ -18,6 +18,14 @@ def symexp(x: torch.Tensor) -> torch.Tensor:
     return torch.sign(x) * torch.expm1(x.abs())
 
 
+INIT_WIDTH_BINS = 4.0
+"""Standard deviation, in bins, of the bump :meth:`ValueBins.init_logits` starts a critic with (AMAGO's)."""
+
+INIT_EDGE_BINS = 12
+"""A ``critic_init_value`` whose nearest bin is closer than this to an edge gets a warning: the bump (3 standard
+deviations) is cut off there, so the first prediction leans inward (AMAGO warns at the same distance)."""
+
+
 class ValueBins(nn.Module):
     """``num_bins`` bin centres uniform in symlog space (or raw space) over ``[min_return, max_return]``.
 
@@ -97,3 +105,22 @@ class ValueBins(nn.Module):
     def logits_to_values(self, logits: torch.Tensor) -> torch.Tensor:
         """:meth:`to_values` of ``softmax(logits)``."""
         return self.to_values(logits.softmax(-1))
+
+    def nearest_bin(self, value: float) -> int:
+        """Index of the bin centre closest to ``value`` (raw units)."""
+        squashed = self._squash(torch.tensor(float(value), dtype=self.centres.dtype))
+        return int((self.centres - squashed).abs().argmin())
+
+    def bins_from_edge(self, value: float) -> int:
+        """How many bins lie between ``value``'s nearest bin and the closer end of the range."""
+        index = self.nearest_bin(value)
+        return min(index, self.num_bins - 1 - index)
+
+    def init_logits(self, value: float, width_in_bins: float = INIT_WIDTH_BINS) -> torch.Tensor:
+        """Logits ``(num_bins,)`` of a Gaussian bump centred on ``value`` (raw units; the bump is Gaussian in the
+        bins' space) with a standard deviation of ``width_in_bins`` bins: a critic whose output bias holds them
+        starts predicting about ``value`` (AMAGO's ``NCriticsTwoHot`` initialisation)."""
+        centre = self._squash(torch.tensor(float(value), dtype=self.centres.dtype))
+        # The width is the spacing of the centres as stored (float32), as the bins the critic is read with.
+        sigma = width_in_bins * (self.centres[1] - self.centres[0])
+        return -(self.centres - centre).pow(2) / (2.0 * sigma.pow(2))

@@ -198,6 +198,31 @@ class OptimSection(StrictModel):
     """Autocast of the forward passes; parameters and the update stay fp32. `bf16` works on GPUs that support it
     and on CPUs (fastest with avx512_bf16/AMX; on a CPU only the training forward is cast, rollouts stay fp32);
     `fp16` uses a gradient scaler (GPU)."""
+    optimizer: Literal["adamw", "adamw_rel"] = "adamw"
+    """`adamw`: torch's AdamW. `adamw_rel`: AdamW on relative time (AMAGO's `AdamWRel`, Ellis et al. 2024): every
+    `reset_interval` optimiser steps Adam's step count returns to 0 (the moments are kept), so each stretch of
+    training starts with the bias correction, and the larger steps, of a first update. Both use `learning_rate`
+    and `l2_coeff`."""
+    reset_interval: int | None = Field(None, gt=0)
+    """Optimiser steps between the step-count resets of `adamw_rel` (AMAGO's `AdamWRel.reset_interval`, which has
+    no default either). Required with `adamw_rel`, refused with `adamw`. The steps are counted over the whole
+    run, resumes included."""
+
+    @model_validator(mode="after")
+    def _check_optimizer(self) -> Self:
+        if self.optimizer == "adamw_rel" and self.reset_interval is None:
+            msg = (
+                "optim.reset_interval: optimizer adamw_rel needs the number of optimiser steps between its resets; "
+                "set it, e.g. -o optim.reset_interval=1000 (one epoch of schedule.train_batches_per_epoch=1000)."
+            )
+            raise ValueError(msg)
+        if self.optimizer == "adamw" and self.reset_interval is not None:
+            msg = (
+                f"optim.reset_interval={self.reset_interval} does nothing with optimizer adamw; set "
+                "optim.optimizer=adamw_rel to use it, or remove optim.reset_interval."
+            )
+            raise ValueError(msg)
+        return self
 
 
 class ScheduleSection(StrictModel):

@@ -493,10 +493,23 @@ class Experiment:
         self.grad_update_counter = 0
 
     def init_optimizer(self, policy: torch.nn.Module) -> torch.optim.Optimizer:
-        """The optimiser (override point): AdamW over the agent's trainable parameters."""
+        """The optimiser (override point): ``optim.optimizer`` (AdamW or AdamWRel) over the agent's trainable
+        parameters."""
         trainable = getattr(policy, "trainable_parameters", None)
         params = list(trainable()) if callable(trainable) else list(policy.parameters())
         optim = self.config.optim
+        if optim.optimizer == "adamw_rel":
+            from amago_core.experiment.optimizers import AdamWRel
+
+            if optim.reset_interval is None:  # the config refuses this; a hand-built config may not have
+                msg = "optim.optimizer=adamw_rel needs optim.reset_interval (optimiser steps between resets); set it."
+                raise ValueError(msg)
+            return AdamWRel(
+                params,
+                reset_interval=optim.reset_interval,
+                lr=optim.learning_rate,
+                weight_decay=optim.l2_coeff,
+            )
         # AdamW, minus torch's per-step compiler bookkeeping (which imports torch._dynamo: ~1.5 s per process).
         return untraced_adamw(params, lr=optim.learning_rate, weight_decay=optim.l2_coeff)
 

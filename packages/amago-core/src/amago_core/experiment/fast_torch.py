@@ -72,10 +72,22 @@ def untraced_adamw(params: Iterable[torch.nn.Parameter], lr: float, weight_decay
 
 class _UntracedAdamW(torch.optim.AdamW):
     def step(self, closure: Callable[[], float] | None = None) -> float | None:  # type: ignore[override]
-        if "torch._dynamo" in sys.modules or self.defaults.get("differentiable"):
-            return torch.optim.AdamW.step(self, closure)  # torch's own path: compiled code may call us
-        with torch.no_grad():
-            return _RAW_ADAMW_STEP(self, closure)
+        return untraced_adamw_step(self, closure)
+
+
+def untraced_adamw_step(
+    optimizer: torch.optim.AdamW, closure: Callable[[], float] | None = None
+) -> float | None:
+    """One ``torch.optim.AdamW`` update of ``optimizer`` (an AdamW or a subclass), without the compiler
+    bookkeeping of AdamW's wrapped ``step`` when nothing has imported ``torch._dynamo``.
+
+    For subclasses that change what happens around AdamW's update (``AdamWRel``): calling this from their own
+    ``step`` keeps the saving without going through a second profiler/step-hook wrapper.
+    """
+    if "torch._dynamo" in sys.modules or optimizer.defaults.get("differentiable"):
+        return torch.optim.AdamW.step(optimizer, closure)  # torch's own path: compiled code may call us
+    with torch.no_grad():
+        return _RAW_ADAMW_STEP(optimizer, closure)
 
 
 _RAW_ADAMW_STEP = inspect.unwrap(torch.optim.AdamW.step)
