@@ -6,7 +6,7 @@ from __future__ import annotations
 import gymnasium as gym
 import numpy as np
 import pytest
-from masked_bandit import MaskedBandit
+from amago_envs.suites.masked_bandit import MaskedBandit
 
 from amago_core.rollout.action_mask import ACTION_MASK_KEY, ActionMaskError, sample_allowed
 from amago_core.rollout.env import AMAGOEnv

@@ -1,4 +1,4 @@
-"""A bandit whose best arm is illegal on odd steps: the task that shows what an action mask is for.
+"""Masked bandit: a bandit whose best arm is illegal on odd steps, the task that shows what an action mask is for.
 
 Arms: 0 pays 1 but is illegal on odd steps (choosing it there pays -1 and counts as illegal), 1 pays 0.5 and is
 always legal, 2 pays 0. The observation is a constant, so without the mask a memoryless policy cannot tell odd
@@ -13,9 +13,12 @@ from typing import Any
 import gymnasium as gym
 import numpy as np
 
-from amago_core.rollout.env import AMAGO_ENV_LOG_PREFIX
+from amago_core.rollout.env import AMAGO_ENV_LOG_PREFIX, AMAGOEnv
+from amago_envs.suites.specs import MaskedBanditConfig
+from amago_envs.suites.suite import BuiltinSuite, check_split
 
 ILLEGAL_METRIC = f"{AMAGO_ENV_LOG_PREFIX} illegal actions"
+"""The env metric logged at each episode's end: how many illegal arms were pulled."""
 
 
 class MaskedBandit(gym.Env):
@@ -71,3 +74,30 @@ class MaskedBandit(gym.Env):
         if done:
             info[ILLEGAL_METRIC] = self.illegal
         return obs, reward, False, done, info
+
+
+class MaskedBanditSuite(BuiltinSuite):
+    """The ``masked_bandit`` env suite (env id ``masked-bandit``): the env names its mask to ``AMAGOEnv``."""
+
+    config_type = MaskedBanditConfig
+    config: MaskedBanditConfig
+
+    @property
+    def env_name(self) -> str:
+        """``MaskedBandit-H{horizon}`` (``-NoMask`` when the mask is withheld)."""
+        suffix = "-NoMask" if self.config.mask_from == "none" else ""
+        return f"MaskedBandit-H{self.config.horizon}{suffix}"
+
+    def make_gym_env(self) -> MaskedBandit:
+        """A fresh bandit with this suite's horizon and mask channel."""
+        return MaskedBandit(horizon=self.config.horizon, mask_in=self.config.mask_from)
+
+    def make_env(self, split: str = "train") -> AMAGOEnv:
+        """The bandit in ``AMAGOEnv``, reading the mask from ``info["legal"]`` or ``obs["legal"]``."""
+        check_split(split)
+        where = self.config.mask_from
+        if where == "none":
+            return AMAGOEnv(self.make_gym_env(), env_name=self.env_name)
+        return AMAGOEnv(
+            self.make_gym_env(), env_name=self.env_name, action_mask_key="legal", action_mask_from=where
+        )

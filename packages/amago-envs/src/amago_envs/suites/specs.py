@@ -188,6 +188,30 @@ class KeyDoorConfig(EnvSuiteConfig):
         return self
 
 
+class MaskedBanditConfig(EnvSuiteConfig):
+    """Masked bandit: arm 0 pays 1 but is illegal on odd steps, arm 1 pays 0.5, arm 2 pays 0 (the action-mask
+    demo: with the mask the best play is readable at every step)."""
+
+    kind: Literal["masked_bandit"] = "masked_bandit"
+    """Registered name of this env suite."""
+
+    horizon: int = Field(8, ge=2)
+    """Steps per episode; the best return is 0.75 x horizon (rounded down for odd horizons)."""
+
+    mask_from: Literal["info", "obs", "none"] = "info"
+    """Where the env gives its action mask: `info["legal"]`, a `legal` observation key, or `none` (withheld: the
+    unmasked baseline, where an illegal pull pays -1)."""
+
+    @field_validator("task")
+    @classmethod
+    def _known_task(cls, task: str | None) -> str | None:
+        return check_task("masked_bandit", task, ())
+
+    def episode_steps(self) -> int:
+        """One episode: ``horizon`` steps."""
+        return self.horizon
+
+
 class MazeRunnerConfig(EnvSuiteConfig):
     """MazeRunner: reach a sequence of goal cells in order in a random maze."""
 
@@ -345,6 +369,37 @@ KEY_DOOR = ComponentSpec(
     config=KeyDoorConfig,
     factory="amago_envs.suites.key_door:KeyDoorSuite",
     presets=KEY_DOOR_PRESETS,
+)
+
+_BANDIT_HORIZON = 8  # MaskedBanditConfig.horizon's default
+MASKED_BANDIT_PRESETS: dict[str, dict[str, object]] = {
+    "*": {
+        "tstep_encoder": {"kind": "ff", "n_layers": 1, "d_hidden": 32, "d_output": 32},
+        "traj_encoder": {"kind": "ff", "d_model": 32, "n_layers": 1},
+        "exploration": {"kind": "egreedy", "eps_start": 1.0, "eps_end": 0.05, "steps_anneal": 2_000},
+        "run": {"max_seq_len": _BANDIT_HORIZON},
+        "replay": {"traj_save_len": _BANDIT_HORIZON},
+        "rollout": {"parallel_actors": 8, "env_mode": "sync"},
+        "optim": {"batch_size": 32},
+        "schedule": {
+            "epochs": 30,
+            "train_timesteps_per_epoch": _BANDIT_HORIZON * 4,
+            "train_batches_per_epoch": 30,
+            "val_interval": 5,
+            "val_timesteps_per_epoch": _BANDIT_HORIZON * 2,
+            "ckpt_interval": None,
+        },
+    }
+}
+"""A memoryless few-minute run: the mask, not memory, is what the agent needs here."""
+
+MASKED_BANDIT = ComponentSpec(
+    name="masked_bandit",
+    group=ENV_SUITES_GROUP,
+    summary="Masked bandit: the best arm is illegal on odd steps; the action-mask demo; numpy only.",
+    config=MaskedBanditConfig,
+    factory="amago_envs.suites.masked_bandit:MaskedBanditSuite",
+    presets=MASKED_BANDIT_PRESETS,
 )
 
 MAZERUNNER = ComponentSpec(
