@@ -9,11 +9,12 @@ replaced raises a one-line ImportError saying what to use (see docs/migration-fr
 from __future__ import annotations
 
 from amago._compat import shim_exports
-from amago._registry_pointers import (
-    AGENT_REGISTRY_POINTERS,
-    EXPLORATION_REGISTRY_POINTERS,
-    TRAJ_ENCODER_REGISTRY_POINTERS,
-    TSTEP_ENCODER_REGISTRY_POINTERS,
+from amago._registries import (
+    AGENT_REGISTRY,
+    EXPLORATION_POINTERS,
+    EXPLORATION_REGISTRY,
+    TRAJ_ENCODER_REGISTRY,
+    TSTEP_ENCODER_REGISTRY,
 )
 
 __version__ = "0.1.0"
@@ -35,13 +36,12 @@ __getattr__, __dir__, __all__ = shim_exports(
         "TrajEncoder": "amago_nets.base:TrajEncoder",
         "Agent": "amago_agents.agent:Agent",
         "check_component": "amago_core.testing:check_component",
+        **AGENT_REGISTRY,
+        **TSTEP_ENCODER_REGISTRY,
+        **TRAJ_ENCODER_REGISTRY,
+        **EXPLORATION_REGISTRY,
     },
-    no_counterpart={
-        **AGENT_REGISTRY_POINTERS,
-        **TSTEP_ENCODER_REGISTRY_POINTERS,
-        **TRAJ_ENCODER_REGISTRY_POINTERS,
-        **EXPLORATION_REGISTRY_POINTERS,
-    },
+    no_counterpart=EXPLORATION_POINTERS,
     submodules={
         # AMAGO's modules (this package's shims)...
         "agent": "amago.agent",

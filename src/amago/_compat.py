@@ -49,7 +49,7 @@ def shim_exports(
         __getattr__, __dir__, __all__ = shim_exports(
             __name__,
             {"TformerTrajEncoder": "amago_nets.traj_transformer:TransformerTrajEncoder"},
-            no_counterpart={"register_traj_encoder": "register a plugin ..."},
+            no_counterpart={"GymnaxCompatability": "use the env id gymnax-... instead"},
         )
 
     Args:

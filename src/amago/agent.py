@@ -8,7 +8,7 @@ arguments: choose one with ``Experiment(agent_type=MultiTaskAgent)`` (or ``"mult
 from __future__ import annotations
 
 from amago._compat import shim_exports
-from amago._registry_pointers import AGENT_REGISTRY_POINTERS
+from amago._registries import AGENT_REGISTRY
 
 __getattr__, __dir__, __all__ = shim_exports(
     __name__,
@@ -19,12 +19,12 @@ __getattr__, __dir__, __all__ = shim_exports(
         "binary_filter": "amago_agents.filters:binary_filter",
         "exp_filter": "amago_agents.filters:exp_filter",
         "leaky_relu_filter": "amago_agents.filters:leaky_relu_filter",
+        **AGENT_REGISTRY,
     },
     no_counterpart={
         "Multigammas": "the extra discount factors are the agent options multigammas (one list for discrete "
         "and continuous actions) and use_multigamma, e.g. -o 'agent.multigammas=[0.9, 0.99]'",
         "nstep_return": "n-step targets are the agent option n_step (-o agent.n_step=3); the function is "
         "amago_agents.returns.nstep_targets",
-        **AGENT_REGISTRY_POINTERS,
     },
 )

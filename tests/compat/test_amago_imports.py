@@ -91,7 +91,7 @@ SEED_DOTTED_NAMES: dict[str, str] = {
 }
 """Names AMAGO's pages use as dotted attributes (no import of the submodule first) -> the amago object."""
 
-NOT_SHIMS = {"amago._compat", "amago._registry_pointers", "amago.default_job"}
+NOT_SHIMS = {"amago._compat", "amago._registries", "amago.default_job"}
 NOT_SHIM_PACKAGES = ("amago.from_amago",)
 """amago's own subpackages (no AMAGO module of that name): `amago import-amago`'s converter, which imports torch."""
 
@@ -166,7 +166,8 @@ def test_dir_lists_the_public_api_only():
     listed = set(dir(amago))
     assert {"Experiment", "AMAGOEnv", "Agent", "TstepEncoder", "TrajEncoder", "load_policy"} <= listed
     assert {"envs", "nets", "agent", "cli_utils", "experiment", "hindsight", "loading"} <= listed
-    assert not {"shim_exports", "annotations", "register_agent", "ExplorationWrapper"} & listed
+    assert not {"shim_exports", "annotations", "ExplorationWrapper"} & listed
+    assert {"register_agent", "get_traj_encoder_cls", "list_registered_explorations"} <= listed
     assert set(amago.__all__) <= listed
 
 

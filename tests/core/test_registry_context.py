@@ -187,7 +187,9 @@ def test_an_experiment_validates_and_builds_against_its_own_registries(process_b
     assert experiment.config.traj_encoder.kind == "lstm"
     assert experiment.components.traj_encoder.name == "lstm"
     # A plan carries its registries into the experiment, and apply_settings keeps validating against them.
-    planned = Experiment(plan_run(flags={"env": "cue-recall-medium", "traj_encoder": LSTM}, registries=explicit))
+    planned = Experiment(
+        plan_run(flags={"env": "cue-recall-medium", "traj_encoder": LSTM}, registries=explicit)
+    )
     assert planned.registries is explicit
     planned.apply_settings(traj_encoder_type={"kind": "lstm", "d_hidden": 8, "d_output": 8})
     assert planned.config.traj_encoder.d_hidden == 8

@@ -8,7 +8,7 @@ exports is here too.
 from __future__ import annotations
 
 from amago._compat import shim_exports
-from amago._registry_pointers import EXPLORATION_REGISTRY_POINTERS
+from amago._registries import EXPLORATION_POINTERS, EXPLORATION_REGISTRY
 
 __getattr__, __dir__, __all__ = shim_exports(
     __name__,
@@ -22,8 +22,9 @@ __getattr__, __dir__, __all__ = shim_exports(
         "make_pool": "amago_core.rollout:make_pool",
         "EpsilonGreedy": "amago_envs.exploration.wrappers:EpsilonGreedy",
         "BilevelEpsilonGreedy": "amago_envs.exploration.wrappers:BilevelEpsilonGreedy",
+        **EXPLORATION_REGISTRY,
     },
-    no_counterpart=EXPLORATION_REGISTRY_POINTERS,
+    no_counterpart=EXPLORATION_POINTERS,
     submodules={
         "amago_env": "amago.envs.amago_env",
         "exploration": "amago.envs.exploration",

@@ -7,13 +7,14 @@ as ``{"kind": "egreedy", "steps_anneal": 200_000}``); ``-o exploration.steps_ann
 from __future__ import annotations
 
 from amago._compat import shim_exports
-from amago._registry_pointers import EXPLORATION_REGISTRY_POINTERS
+from amago._registries import EXPLORATION_POINTERS, EXPLORATION_REGISTRY
 
 __getattr__, __dir__, __all__ = shim_exports(
     __name__,
     {
         "EpsilonGreedy": "amago_envs.exploration.wrappers:EpsilonGreedy",
         "BilevelEpsilonGreedy": "amago_envs.exploration.wrappers:BilevelEpsilonGreedy",
+        **EXPLORATION_REGISTRY,
     },
-    no_counterpart=EXPLORATION_REGISTRY_POINTERS,
+    no_counterpart=EXPLORATION_POINTERS,
 )

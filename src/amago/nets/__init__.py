@@ -7,12 +7,16 @@
 from __future__ import annotations
 
 from amago._compat import shim_exports
-from amago._registry_pointers import TRAJ_ENCODER_REGISTRY_POINTERS, TSTEP_ENCODER_REGISTRY_POINTERS
+from amago._registries import TRAJ_ENCODER_REGISTRY, TSTEP_ENCODER_REGISTRY
 
 __getattr__, __dir__, __all__ = shim_exports(
     __name__,
-    {"TstepEncoder": "amago_nets.base:TstepEncoder", "TrajEncoder": "amago_nets.base:TrajEncoder"},
-    no_counterpart={**TSTEP_ENCODER_REGISTRY_POINTERS, **TRAJ_ENCODER_REGISTRY_POINTERS},
+    {
+        "TstepEncoder": "amago_nets.base:TstepEncoder",
+        "TrajEncoder": "amago_nets.base:TrajEncoder",
+        **TSTEP_ENCODER_REGISTRY,
+        **TRAJ_ENCODER_REGISTRY,
+    },
     submodules={
         name: f"{__name__}.{name}"
         for name in (

@@ -3,12 +3,13 @@
 ``TformerTrajEncoder`` is amago's ``TransformerTrajEncoder``. Options come from a config
 (``TransformerTrajEncoderConfig``...), not keyword arguments: pass the class, the name or a table to
 ``Experiment(traj_encoder_type=...)``, and set options with ``-o traj_encoder.n_layers=4``.
+``@register_traj_encoder("my_encoder")`` registers a class of the script under a name, as in AMAGO.
 """
 
 from __future__ import annotations
 
 from amago._compat import shim_exports
-from amago._registry_pointers import TRAJ_ENCODER_REGISTRY_POINTERS
+from amago._registries import TRAJ_ENCODER_REGISTRY
 
 __getattr__, __dir__, __all__ = shim_exports(
     __name__,
@@ -19,6 +20,6 @@ __getattr__, __dir__, __all__ = shim_exports(
         "GRUTrajEncoder": "amago_nets.traj_rnn:GRUTrajEncoder",
         "TformerTrajEncoder": "amago_nets.traj_transformer:TransformerTrajEncoder",
         "MambaTrajEncoder": "amago_nets.traj_mamba:MambaTrajEncoder",
+        **TRAJ_ENCODER_REGISTRY,
     },
-    no_counterpart=TRAJ_ENCODER_REGISTRY_POINTERS,
 )

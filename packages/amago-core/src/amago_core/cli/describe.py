@@ -9,6 +9,7 @@ from typing import Any
 from pydantic.fields import FieldInfo
 from pydantic_core import PydanticUndefined
 
+from amago_core.plugins.in_process import IN_PROCESS_KEY, InProcessSpec
 from amago_core.plugins.registry import ComponentInfo
 
 
@@ -70,6 +71,10 @@ def component_details(info: ComponentInfo) -> dict[str, Any]:
             "default_task": spec.default_task,
         }
         data.update(typed)
+        if isinstance(spec, InProcessSpec):
+            # What the class is and whose options it takes; the factory string is its path, never imported.
+            data[IN_PROCESS_KEY] = spec.factory
+            data["options_of"] = spec.base.name if spec.base is not None else None
         if spec.presets:
             data["presets"] = {task: dict(preset) for task, preset in spec.presets.items()}
         if spec.example_obs:

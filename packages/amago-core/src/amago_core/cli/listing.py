@@ -9,6 +9,7 @@ from amago_core.cli.describe import component_details, field_rows
 from amago_core.cli.output import STATUS_STYLE, console, fail, print_json
 from amago_core.plugins.errors import PluginError
 from amago_core.plugins.groups import ENV_SUITES, GROUPS, ComponentGroup, find_group
+from amago_core.plugins.in_process import IN_PROCESS, InProcessSpec
 from amago_core.plugins.kernels import kernel_report
 from amago_core.plugins.registry import ComponentInfo, registries
 
@@ -127,8 +128,11 @@ def _compact_listing(out: Any, described: dict[ComponentGroup, list[ComponentInf
 
 
 def _listed_name(info: ComponentInfo) -> str:
-    """The name as listed: ``(default)`` marks the group's default, aliases follow in brackets."""
+    """The name as listed: ``(default)`` marks the group's default, ``(in-process)`` a component this process
+    registered (the narrow listing has no distribution column to say it), aliases follow in brackets."""
     name = f"{info.name} (default)" if info.spec is not None and info.spec.group_default else info.name
+    if isinstance(info.spec, InProcessSpec):
+        name = f"{name} ({IN_PROCESS})"
     return f"{name} [{', '.join(info.aliases)}]" if info.aliases else name
 
 
@@ -169,8 +173,13 @@ def show_component(group_word: str, name: str, as_json: bool) -> None:
         out.print(f"aliases: {', '.join(info.aliases)}")
     out.print(f"distribution: {'; '.join(info.distribution)}")
     out.print(f"status: [{style}]{info.status}[/] {escape(info.detail)}".rstrip())
-    if info.spec is not None:
+    if isinstance(info.spec, InProcessSpec):
+        base = info.spec.base
+        takes = f"the options of {base.name!r}, whose class it derives from" if base else "no options"
+        out.print(f"class: {info.spec.factory}, registered in this process; it takes {takes}")
+    elif info.spec is not None:
         out.print(f"factory: {info.spec.factory}")
+    if info.spec is not None:
         if info.spec.requires:
             out.print(
                 escape(f"requires: {', '.join(info.spec.requires)}  (install: {info.spec.install_hint})")
@@ -196,7 +205,10 @@ def show_component(group_word: str, name: str, as_json: bool) -> None:
 
 
 def distribution_report() -> list[dict[str, Any]]:
-    """Per distribution: version, components (``group:name``), hook modules, problems, skip reason."""
+    """Per distribution: version, components (``group:name``), hook modules, problems, skip reason.
+
+    Components this process registered belong to no distribution and are left out (`amago list` shows them).
+    """
     from amago_core.hooks.manager import hook_manager
 
     regs = registries()
@@ -206,6 +218,8 @@ def distribution_report() -> list[dict[str, Any]]:
     for registry in regs:
         for info in registry.describe():
             for origin in info.distribution:
+                if origin.startswith(IN_PROCESS):
+                    continue
                 dist, _, version = origin.partition(" ")
                 entry = report[dist]
                 entry["version"] = version

@@ -3,7 +3,8 @@
 AMAGO took types (``tstep_encoder_type=CNNTstepEncoder``); amago takes registered names, tables and configs too,
 so one path serves scripts, config files and the CLI. A class that a registered spec names (or that derives from
 one) is built with that spec's config; any other class is called with the inferred context alone, as AMAGO's
-were. Everything is looked up in one explicit :class:`~amago_core.plugins.Registries`, and what a component
+were. A name a script registered in-process (AMAGO's ``@register_traj_encoder("name")``) builds exactly like its
+class given here. Everything is looked up in one explicit :class:`~amago_core.plugins.Registries`, and what a component
 builds itself (an agent's encoders) is handed to it as a ready builder.
 """
 
@@ -26,6 +27,7 @@ from amago_core.plugins.groups import (
     TSTEP_ENCODERS,
     ComponentGroup,
 )
+from amago_core.plugins.in_process import IN_PROCESS_KEY, InProcessSpec
 from amago_core.plugins.registry import Registries, Registry
 from amago_core.plugins.spec import ComponentSpec
 
@@ -51,7 +53,8 @@ class ResolvedComponent:
         spec: the registered spec (None for a class that no spec names).
         config: the validated config (None for such a class).
         cls: the class to call instead of the spec's factory (a user subclass or plain class), if any.
-        origin: ``distribution==version`` of the spec's entry (None for a plain class).
+        origin: ``distribution==version`` of the spec's entry, ``in-process (module:Class)`` for a component
+            this process registered (None for a plain class).
     """
 
     slot: str
@@ -110,8 +113,21 @@ class ResolvedComponent:
         """:meth:`build` with nothing bound but this resolution: what a component that builds this one receives."""
         return functools.partial(ResolvedComponent.build, self)
 
+    @property
+    def in_process_class(self) -> str | None:
+        """``module:Class`` of the class this process registered under the slot's name (None for any other)."""
+        return self.spec.factory if isinstance(self.spec, InProcessSpec) and self.cls is None else None
+
+    @property
+    def recorded_as_code(self) -> bool:
+        """Whether the run's record names Python code for this slot (a class given, or one registered in-process),
+        which a config file alone cannot rebuild."""
+        return self.cls is not None or self.in_process_class is not None
+
     def record(self) -> dict[str, Any]:
-        """JSON-safe record for ``config.resolved.json``: the config, plus ``class`` when Python code was used."""
+        """JSON-safe record for ``config.resolved.json``: the config, plus ``class`` when a Python class was
+        given, or the registered class's path under ``registered_in_process`` beside the name it was registered
+        under."""
         data: dict[str, Any] = {}
         if self.cls is not None:
             data[CLASS_KEY] = (
@@ -119,22 +135,17 @@ class ResolvedComponent:
             )
         if self.config is not None:
             data.update(self.config.to_dict())
+        in_process_class = self.in_process_class
+        if in_process_class is not None:
+            data[IN_PROCESS_KEY] = in_process_class
         return data
 
 
 def _origin(registry: Registry, spec: ComponentSpec) -> str | None:
+    if isinstance(spec, InProcessSpec):
+        return spec.origin
     records = registry.records(spec.name)
     return f"{records[0].distribution}=={records[0].version}" if records else None
-
-
-def _spec_for_class(registry: Registry, cls: type) -> ComponentSpec | None:
-    """The spec whose factory is ``cls`` or one of its bases (nearest first)."""
-    by_factory = {info.spec.factory: info.spec for info in registry.describe() if info.spec is not None}
-    for klass in inspect.getmro(cls):
-        spec = by_factory.get(f"{klass.__module__}:{klass.__qualname__}")
-        if spec is not None:
-            return spec
-    return None
 
 
 def resolve_component(
@@ -152,9 +163,11 @@ def resolve_component(
         spec = registry.spec(config.kind)
         return ResolvedComponent(slot, spec, config, origin=_origin(registry, spec))
     if inspect.isclass(choice):
-        base_spec = _spec_for_class(registry, choice)
+        base_spec = registry.spec_for_class(choice)
         if base_spec is not None:
-            is_factory = base_spec.factory == f"{choice.__module__}:{choice.__qualname__}"
+            is_factory = isinstance(base_spec, InProcessSpec) or (
+                base_spec.factory == f"{choice.__module__}:{choice.__qualname__}"
+            )
             return ResolvedComponent(
                 slot,
                 base_spec,

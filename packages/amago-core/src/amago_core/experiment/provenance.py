@@ -9,7 +9,7 @@ from typing import Any
 
 from amago_core.config.experiment import ExperimentConfig
 from amago_core.config.sources import PROVENANCE_KEY
-from amago_core.experiment.components import RunComponents
+from amago_core.experiment.components import RELABELER_SLOT, RunComponents
 
 
 def run_record(config: ExperimentConfig, components: RunComponents) -> dict[str, Any]:
@@ -17,11 +17,17 @@ def run_record(config: ExperimentConfig, components: RunComponents) -> dict[str,
 
     ``amago run -c config.resolved.json`` runs the same experiment again (the provenance is ignored when read).
     A slot that used a Python class records it under ``class``, which a config file cannot load back: such a
-    run reproduces from its script, not from the file, and reading the file says so.
+    run reproduces from its script, not from the file, and reading the file says so. A slot whose name a script
+    registered in-process records the class's path beside the name (``registered_in_process``): the file loads
+    back in a process that registered the same class, and elsewhere says which module to import.
     """
     record = config.model_dump(mode="json")
     for slot, resolved in components.slots().items():
-        if resolved.cls is not None:
+        if not resolved.recorded_as_code:
+            continue
+        if slot == RELABELER_SLOT:  # its config path is replay.relabeler
+            record["replay"]["relabeler"] = resolved.record()
+        else:
             record[slot] = resolved.record()
     record[PROVENANCE_KEY] = {
         "command": shlex.join(sys.argv),

@@ -20,6 +20,7 @@ from amago_core.plugins.groups import (
     ComponentGroup,
     find_group,
 )
+from amago_core.plugins.in_process import IN_PROCESS_KEY, InProcessSpec
 from amago_core.plugins.registry import (
     ComponentInfo,
     Registries,
@@ -36,6 +37,7 @@ __all__ = [
     "ENV_SUITES",
     "EXPLORATIONS",
     "GROUPS",
+    "IN_PROCESS_KEY",
     "PLUGIN_API_VERSION",
     "RELABELERS",
     "TRAJ_ENCODERS",
@@ -46,6 +48,7 @@ __all__ = [
     "ComponentSpec",
     "DuplicateComponentError",
     "EntryRecord",
+    "InProcessSpec",
     "InvalidSpecError",
     "MissingRequirementError",
     "OwnEnvironment",

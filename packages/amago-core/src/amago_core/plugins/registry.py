@@ -5,11 +5,13 @@ from __future__ import annotations
 import difflib
 import enum
 import functools
+import inspect
 import threading
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from amago_core.plugins import in_process
 from amago_core.plugins.component_config import ComponentConfig
 from amago_core.plugins.discovery import (
     HOOKS_ENTRY_POINT_GROUP,
@@ -21,10 +23,18 @@ from amago_core.plugins.errors import (
     BrokenPluginError,
     DuplicateComponentError,
     MissingRequirementError,
+    PluginError,
     UnknownComponentError,
 )
 from amago_core.plugins.groups import GROUPS, ComponentGroup, find_group
-from amago_core.plugins.spec import PLUGIN_API_VERSION, BrokenSpec, ComponentSpec, defer_spec_errors
+from amago_core.plugins.in_process import IN_PROCESS_KEY, InProcessSpec
+from amago_core.plugins.spec import (
+    _NAME_PATTERN,
+    PLUGIN_API_VERSION,
+    BrokenSpec,
+    ComponentSpec,
+    defer_spec_errors,
+)
 from amago_core.suggest import did_you_mean
 
 
@@ -47,7 +57,8 @@ class ComponentInfo:
         name: canonical name (the spec's name when it loaded, else the entry name).
         aliases: other entry names that resolve to it.
         group: the component group.
-        distribution: installing distribution(s), ``name version``; two when in conflict.
+        distribution: installing distribution(s), ``name version``; two when in conflict. A component
+            registered by this process shows ``in-process (module:Class)``.
         status: ok / missing / broken / conflict.
         summary: the spec's one-line summary ("" when it could not be loaded).
         detail: what is wrong and what to do, for any status but ok.
@@ -72,6 +83,7 @@ class ComponentInfo:
             "distribution": self.distribution,
             "status": str(self.status),
             "default": bool(self.spec is not None and self.spec.group_default),
+            "in_process": isinstance(self.spec, InProcessSpec),
             "summary": self.summary,
             "detail": self.detail,
         }
@@ -83,10 +95,12 @@ def normalize_name(name: str) -> str:
 
 
 class Registry:
-    """The components of one group, as installed.
+    """The components of one group, as installed, plus those this process registered itself.
 
     Listing (:meth:`names`) reads metadata only. :meth:`spec` imports the entry's spec module (torch-free by
-    contract) and caches the result or the failure. :meth:`build` imports the implementation.
+    contract) and caches the result or the failure. :meth:`build` imports the implementation. Components a
+    script registered (:meth:`register_in_process`) live in a table of the process, read on every lookup, so
+    every registry of the group sees them, however old, and a rescan keeps them.
     """
 
     def __init__(self, group: ComponentGroup, records: list[EntryRecord]):
@@ -101,11 +115,13 @@ class Registry:
 
     # ---- metadata only -------------------------------------------------------------------------
     def names(self) -> list[str]:
-        """Every active entry name (canonical names and aliases), sorted; imports nothing."""
-        return sorted(self._active)
+        """Every active entry name (canonical names and aliases) and every name registered in-process, sorted;
+        imports nothing."""
+        return sorted(self._active.keys() | in_process.specs(self.group).keys())
 
     def records(self, name: str) -> list[EntryRecord]:
-        """The active entry records registered under ``name`` (more than one means a conflict)."""
+        """The active entry records of installed distributions under ``name`` (more than one means a
+        conflict); none for a name registered in-process."""
         return list(self._active.get(normalize_name(name), []))
 
     def skipped(self) -> list[EntryRecord]:
@@ -113,7 +129,10 @@ class Registry:
         return [r for recs in self._skipped.values() for r in recs]
 
     def __contains__(self, name: object) -> bool:
-        return isinstance(name, str) and normalize_name(name) in self._active
+        if not isinstance(name, str):
+            return False
+        key = normalize_name(name)
+        return key in self._active or in_process.lookup(self.group, key) is not None
 
     # ---- spec loading --------------------------------------------------------------------------
     def _load_record(self, record: EntryRecord) -> ComponentSpec:
@@ -174,13 +193,24 @@ class Registry:
         return None
 
     def spec(self, name: str) -> ComponentSpec:
-        """The spec registered under ``name`` (an alias resolves to its canonical spec).
+        """The spec registered under ``name`` (an alias resolves to its canonical spec; a name this process
+        registered gives its :class:`~amago_core.plugins.in_process.InProcessSpec`).
 
         Raises:
             UnknownComponentError: no installed distribution registers it (with did-you-mean).
-            DuplicateComponentError: two distributions register it.
+            DuplicateComponentError: two distributions register it, or one does and this process too.
             BrokenPluginError: its spec cannot be loaded (cause chained).
         """
+        key = normalize_name(name)
+        local = in_process.lookup(self.group, key)
+        if local is not None:
+            records = self._active.get(key)
+            if records:  # a plugin installed after the registration, then a rescan
+                raise DuplicateComponentError(self.duplicate_message(key, records, local))
+            return local
+        return self._installed_spec(name)
+
+    def _installed_spec(self, name: str) -> ComponentSpec:
         key = normalize_name(name)
         records = self._active.get(key)
         if not records:
@@ -208,22 +238,57 @@ class Registry:
             message += f" It comes from {skipped[0].origin}, which is off: {skipped[0].skip_reason}."
         return f"{message} Installed: {installed}. See `amago list {self.group.cli_name}`."
 
-    def duplicate_message(self, name: str, records: list[EntryRecord]) -> str:
+    def duplicate_message(
+        self, name: str, records: list[EntryRecord], local: InProcessSpec | None = None
+    ) -> str:
         origins = " and ".join(f"{r.origin} ({r.value})" for r in records)
+        if local is not None:
+            return (
+                f"{self.group.label} {name!r} is registered both by {origins} and in this process by "
+                f"{local.factory}; register the class under another name, or turn the distribution off with "
+                f"AMAGO_BLOCK_PLUGINS={records[0].distribution}."
+            )
         return (
             f"{self.group.label} {name!r} is registered by more than one distribution: {origins}. "
             f"Uninstall one, or turn one off with AMAGO_BLOCK_PLUGINS=<distribution>."
         )
 
+    def in_process_record_message(self, name: object, recorded: object, local: InProcessSpec | None) -> str:
+        """One line for a recorded config whose ``name`` was registered in-process by the class ``recorded``,
+        when this process registered nothing (or another class) under that name."""
+        module = str(recorded).partition(":")[0]
+        where = (
+            "run it from the script that registered it"
+            if module == "__main__"
+            else f"import {module} (or run it from its script)"
+        )
+        found = "" if local is None else f", but this process registered {local.factory} under that name"
+        # The record is data from a run folder: the module it names is never imported from here.
+        return (
+            f"{self.group.label} {name!r} was registered in-process by {recorded} in the run that wrote this "
+            f"config{found}; {where} before resuming or evaluating the run."
+        )
+
     # ---- building ------------------------------------------------------------------------------
     def make_config(self, value: str | Mapping[str, Any] | ComponentConfig) -> ComponentConfig:
-        """Validates a name, a table with ``kind``, or a config instance into the chosen plugin's Config."""
+        """Validates a name, a table with ``kind``, or a config instance into the chosen plugin's Config.
+
+        A table that records the class a run registered in-process (:data:`~amago_core.plugins.in_process.
+        IN_PROCESS_KEY`, as ``config.resolved.json`` does) validates only when this process registered that
+        same class under the table's ``kind``; otherwise the error names the module to import (nothing is
+        imported from the table).
+        """
         if isinstance(value, ComponentConfig):
             return self.spec(value.kind).make_config(value)
         if isinstance(value, str):
             return self.spec(value).make_config(None)
         data = dict(value)
         kind = data.get("kind")
+        if IN_PROCESS_KEY in data:
+            recorded = data.pop(IN_PROCESS_KEY)
+            local = in_process.lookup(self.group, normalize_name(kind)) if isinstance(kind, str) else None
+            if local is None or local.factory != recorded:
+                raise UnknownComponentError(self.in_process_record_message(kind, recorded, local))
         if not isinstance(kind, str):
             msg = f"a {self.group.label} table needs kind = '<name>'; installed: {', '.join(self.names()) or '(none)'}."
             raise ValueError(msg)
@@ -240,7 +305,26 @@ class Registry:
     def describe(self) -> list[ComponentInfo]:
         """Loads every spec and reports each component's status; one broken plugin never hides the rest."""
         infos: dict[str, ComponentInfo] = {}
-        for key in self.names():
+        local = in_process.specs(self.group)
+        for key, registered in local.items():
+            records = self._active.get(key, [])
+            origins = [*(r.origin for r in records), registered.origin]
+            if records:
+                infos[key] = ComponentInfo(
+                    key,
+                    [],
+                    self.group,
+                    origins,
+                    Status.CONFLICT,
+                    registered.summary,
+                    self.duplicate_message(key, records, registered),
+                    registered,
+                )
+            else:
+                infos[key] = ComponentInfo(
+                    key, [], self.group, origins, Status.OK, registered.summary, spec=registered
+                )
+        for key in sorted(self._active.keys() - local.keys()):
             records = self._active[key]
             origins = [r.origin for r in records]
             if len(records) > 1:
@@ -304,6 +388,100 @@ class Registry:
         """
         config = self.make_config(value)
         return functools.partial(self.spec(config.kind).build, config)
+
+    def spec_for_class(self, cls: type) -> ComponentSpec | None:
+        """The spec a class given for a slot stands for: the one this process registered for exactly that class,
+        else the installed spec whose factory is the class or its nearest base; None for any other class.
+
+        A class derived from one registered in-process is not that component: the registered class takes no
+        config unless it derives from an installed one itself, so its subclass is matched against installed
+        factories only, as the registered class was.
+        """
+        for spec in in_process.specs(self.group).values():
+            if spec.target is cls:
+                return spec
+        return self._installed_spec_for_class(cls)
+
+    def _installed_spec_for_class(self, cls: type) -> ComponentSpec | None:
+        by_factory: dict[str, ComponentSpec] = {}
+        for key in sorted(self._active):
+            try:
+                spec = self._installed_spec(key)
+            except PluginError:
+                continue  # a broken or conflicting entry stands for no class
+            by_factory[spec.factory] = spec
+        for klass in inspect.getmro(cls):
+            found = by_factory.get(f"{klass.__module__}:{klass.__qualname__}")
+            if found is not None:
+                return found
+        return None
+
+    # ---- components registered by this process -------------------------------------------------
+    def register_in_process(self, name: str, target: Any) -> InProcessSpec:
+        """Registers a class (or factory function) of this process under ``name``, for every registry of the
+        group (AMAGO's ``register_traj_encoder(name)`` and its siblings call this).
+
+        The name then works wherever a registered name does in this process: ``Experiment(traj_encoder_type=
+        name)``, ``-o traj_encoder=name`` on a command line run from here, ``amago list``. It builds exactly like
+        the class given for the slot (see :mod:`amago_core.plugins.in_process`). Registering the same class again
+        is a no-op.
+
+        Args:
+            name: the name to use (``-`` is read as ``_``, upper case as lower case).
+            target: the class or function.
+
+        Returns:
+            The spec registered under the name.
+
+        Raises:
+            ValueError: the group takes no in-process components, or the name is not a component name.
+            TypeError: ``target`` is not callable.
+            DuplicateComponentError: an installed distribution, or another class of this process, has the name
+                (both are named).
+        """
+        group = self.group
+        if group not in in_process.IN_PROCESS_GROUPS:
+            allowed = ", ".join(g.cli_name for g in in_process.IN_PROCESS_GROUPS)
+            msg = (
+                f"{group.label}s cannot be registered in-process (only {allowed}); write a plugin instead "
+                "(docs/tutorial/08-write-a-plugin.md)."
+            )
+            raise ValueError(msg)
+        if not isinstance(name, str):
+            msg = (
+                f'a {group.label} is registered under a name given first, e.g. @register_{group.key}("my_name"), '
+                f"not {name!r}."
+            )
+            raise TypeError(msg)
+        key = normalize_name(name)
+        if not _NAME_PATTERN.match(key):
+            msg = (
+                f"cannot register {group.label} {name!r}: a name is letters, digits and '_' (or '-'), starting "
+                "with a letter."
+            )
+            raise ValueError(msg)
+        if not callable(target):
+            msg = f"cannot register {group.label} {key!r}: {target!r} is not a class or a function."
+            raise TypeError(msg)
+        path = in_process.class_path(target)
+        installed = self._active.get(key)
+        if installed:
+            record = installed[0]
+            msg = (
+                f"cannot register {group.label} {key!r} for {path}: the installed distribution {record.origin} "
+                f"registers that name ({record.value}); choose another name."
+            )
+            raise DuplicateComponentError(msg)
+        held = in_process.lookup(group, key)
+        if held is not None and held.target is target:
+            return held
+        base = self._installed_spec_for_class(target) if inspect.isclass(target) else None
+        return in_process.add(in_process.make_spec(group, key, target, base))
+
+    def unregister_in_process(self, name: str) -> bool:
+        """Forgets a component this process registered (for every registry of the group); whether there was
+        one."""
+        return in_process.remove(self.group, normalize_name(name))
 
     def check_buildable(self, name: str) -> ComponentSpec:
         """The spec, after checking its requirements are installed (raises with the install hint)."""
@@ -411,7 +589,10 @@ def registries() -> Registries:
 
 
 def reset_registries() -> None:
-    """Forgets the scanned registries, e.g. after installing a plugin or changing the AMAGO_* switches."""
+    """Forgets the scanned registries, e.g. after installing a plugin or changing the AMAGO_* switches.
+
+    Components registered by this process are kept (they live in a table of the process, not in a scan).
+    """
     global _default
     with _default_lock:
         _default = None

@@ -355,8 +355,9 @@ class ComponentSpec(StrictModel, metaclass=_SpecMeta):
                 f"its config {self.config.__name__} pins kind={kind!r}; "
                 f'declare `kind: Literal["{self.name}"] = "{self.name}"` in the config'
             )
-        if not _FACTORY_PATTERN.match(self.factory):
-            problems.append(f"factory {self.factory!r} must look like 'package.module:Callable'")
+        factory_problem = self._factory_problem()
+        if factory_problem:
+            problems.append(factory_problem)
         problems.extend(
             f"alias {alias!r} must be lowercase letters, digits and '_'"
             for alias in self.aliases
@@ -366,6 +367,12 @@ class ComponentSpec(StrictModel, metaclass=_SpecMeta):
         if problems:
             raise InvalidSpecError(f"{where}: " + "; ".join(problems) + ".")
         return self
+
+    def _factory_problem(self) -> str | None:
+        """What is wrong with :attr:`factory` as an import path (None: nothing)."""
+        if not _FACTORY_PATTERN.match(self.factory):
+            return f"factory {self.factory!r} must look like 'package.module:Callable'"
+        return None
 
     def _group_field_problems(self) -> list[str]:
         problems: list[str] = []
