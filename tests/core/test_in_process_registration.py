@@ -349,3 +349,22 @@ def test_a_run_from_the_process_trains_and_its_folder_asks_for_the_module_elsewh
     assert str(raised.value).endswith(f"traj_encoder: {expected}")
     assert "\n" not in str(raised.value)
     assert sorted((str(p), p.stat().st_mtime_ns) for p in run_dir.rglob("*")) == files_before
+
+
+@pytest.mark.slow  # the doctor's build check runs in a child process (~20 s)
+def test_doctor_started_from_the_process_leaves_its_registrations_out_of_the_build_check(plain, monkeypatch):
+    # The child process that builds every component cannot import a class that lives only in this script.
+    from amago_core.cli import doctor
+
+    checked: list[str] = []
+    real = doctor.find_failing_builds
+
+    def recording(buildable):
+        checked.extend(buildable)
+        return real([label for label in buildable if label.startswith("traj-encoders:")][:1])
+
+    monkeypatch.setattr(doctor, "find_failing_builds", recording)
+    report = doctor.examine()
+    assert "traj-encoders:rnn" in checked  # installed ones still are
+    assert not [label for label in checked if "script_plain" in label]
+    assert not [line for line in report.errors if "script_plain" in line]

@@ -26,6 +26,7 @@ import typer
 
 from amago_core.cli.output import console, print_json
 from amago_core.plugins.errors import PluginError
+from amago_core.plugins.in_process import InProcessSpec
 from amago_core.plugins.registry import Status, registries
 from amago_core.plugins.spec import ComponentSpec
 
@@ -274,7 +275,8 @@ def examine() -> DoctorReport:
                 report.errors.append(component_problem(label, info.detail, broken=True, spec=info.spec))
             elif info.status is Status.MISSING:
                 report.warnings.append(component_problem(label, info.detail, broken=False, spec=info.spec))
-            if info.spec is not None and info.status is Status.OK:
+            # A class a script registered lives only in this process: the build check's child cannot import it.
+            if info.spec is not None and info.status is Status.OK and not isinstance(info.spec, InProcessSpec):
                 buildable[label] = (info.spec.factory, "; ".join(info.distribution))
             if info.spec is not None:
                 specs[label] = info.spec
