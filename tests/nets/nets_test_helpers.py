@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 import torch
 import torch.nn.functional as F
@@ -62,6 +64,13 @@ class NoSlidingTransformer(TransformerTrajEncoder):
             return super().forward(seq, time_idxs, hidden_state)
         finally:
             self.context = saved
+
+
+class SinklessCacheTransformer(TransformerTrajEncoder):
+    """Gives its cache the sink's slots but no sink: once the ring wraps, it overwrites the episode's first steps."""
+
+    def init_hidden_state(self, batch_size: int, device: torch.device | str) -> KVCache:
+        return replace(super().init_hidden_state(batch_size, device), sink=0)
 
 
 class PeekingTstepEncoder(TstepEncoder):

@@ -83,8 +83,11 @@ class NatureishCNN(ImageBackbone):
         super().__init__(img_shape, channels_first)
         layers: list[nn.Module] = []
         width = self.in_channels
+        # One activation module after every convolution, as AMAGO's CNN: a learnable one (``adaptive``) has
+        # one set of coefficients per CNN.
+        act = activation_module(activation)
         for out_channels, kernel, stride in zip(channels, kernels, strides, strict=True):
-            layers += [nn.Conv2d(width, out_channels, kernel, stride=stride), activation_module(activation)]
+            layers += [nn.Conv2d(width, out_channels, kernel, stride=stride), act]
             width = out_channels
         self.net = nn.Sequential(*layers)
         self.apply(lambda m: _delta_orthogonal_(m, nn.init.calculate_gain("leaky_relu")))

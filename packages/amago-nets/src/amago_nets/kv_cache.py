@@ -1,4 +1,5 @@
-"""The Transformer's rollout state: a per-env ring-buffer KV cache holding each env's last ``context`` steps."""
+"""The Transformer's rollout state: a per-env ring-buffer KV cache holding each env's last steps (and, with an
+attention sink, its first ones)."""
 
 from __future__ import annotations
 
@@ -18,6 +19,13 @@ class KVCache:
     once it has seen ``context`` steps each new step overwrites its oldest one: a sliding window per env,
     with no copying. Slot order does not matter to attention because positions are encoded from absolute
     episode time before keys are cached. Until an env wraps, its valid slots are the prefix ``[0, steps]``.
+
+    With an attention sink (``sink`` > 0, attention ``sliding_sink``) the first ``sink`` slots hold the
+    episode's first ``sink`` steps for good and the ring is the other ``context - sink`` slots: step ``n >=
+    sink`` goes to slot ``sink + (n - sink) % (context - sink)``. A step's visible set (the sink steps plus the
+    window of the last ``context - sink`` steps, which may overlap) is then exactly the cache's valid slots,
+    which are still the prefix ``[0, steps]`` until the row wraps and every slot after, so nothing else about
+    the cache (valid slots, row groups, resets) depends on the sink.
 
     Envs and cache rows are kept apart so that the rows can stay sorted longest first (``sort_rows``): rows
     of similar length are then neighbours, and attention reads each contiguous run of them only up to its
@@ -44,6 +52,7 @@ class KVCache:
         sort_rows: keep rows sorted longest first at resets (off where attention needs no grouping).
         heads_first: store each head's slots contiguously, which sdpa reads about twice as fast on CPU
             as slots strided by the heads; flash-attn needs the slots-first layout.
+        sink: number of first steps of each episode kept in the first slots, never overwritten (0: none).
     """
 
     keys: torch.Tensor
@@ -53,6 +62,7 @@ class KVCache:
     rows: torch.Tensor
     sort_rows: bool = True
     heads_first: bool = False
+    sink: int = 0
 
     @classmethod
     def empty(
@@ -67,8 +77,20 @@ class KVCache:
         *,
         sort_rows: bool = True,
         heads_first: bool = False,
+        sink: int = 0,
     ) -> KVCache:
-        """A cache for ``batch_size`` fresh episodes, env ``i`` in row ``i``."""
+        """A cache for ``batch_size`` fresh episodes, env ``i`` in row ``i``; ``context`` slots per row, the
+        first ``sink`` of them for the episode's first steps.
+
+        Raises:
+            ValueError: ``sink`` leaves no slot for the window.
+        """
+        if not 0 <= sink < context:
+            msg = (
+                f"KVCache: sink={sink} must be at least 0 and leave slots for the window (context={context}); "
+                "give the cache context = window + sink slots."
+            )
+            raise ValueError(msg)
         if heads_first:
             shape = (n_layers, batch_size, n_heads, context, head_dim)
         else:
@@ -83,6 +105,7 @@ class KVCache:
             rows=identity.clone(),
             sort_rows=sort_rows,
             heads_first=heads_first,
+            sink=sink,
         )
 
     @property
@@ -92,7 +115,7 @@ class KVCache:
 
     @property
     def context(self) -> int:
-        """Number of steps each env keeps."""
+        """Number of steps each env keeps (its slots: the sink's and the window's)."""
         return self.keys.shape[3 if self.heads_first else 2]
 
     def layer_keys(self, layer: int) -> torch.Tensor:
@@ -108,7 +131,12 @@ class KVCache:
 
     def write_slots(self) -> torch.Tensor:
         """(B,) slot each env's next step is written to, in env order."""
-        return self.lengths % self.context
+        if not self.sink:
+            return self.lengths % self.context
+        # Before the ring first wraps, step n goes to slot n (sink steps included); after, the ring cycles.
+        ring = self.context - self.sink
+        cycled = self.sink + (self.lengths - self.sink).clamp(min=0) % ring
+        return torch.where(self.lengths < self.sink, self.lengths, cycled)
 
     def valid_after_write(self) -> torch.Tensor:
         """(B,) number of valid slots of each env once its next step is written, in env order."""

@@ -9,9 +9,68 @@ import torch.nn.functional as F
 from torch import nn
 
 
+class AdaptiveRational(nn.Module):
+    """A learnable rational activation ``P(x) / Q(x)`` (Delfosse et al. 2021, "Adaptive Rational Activations to
+    Boost Deep Reinforcement Learning"); the config name ``adaptive``, AMAGO's ``SlowAdaptiveRational``.
+
+    ``P(x) = a0 + a1·x + ... + a5·x^5`` and ``Q(x) = 1 + |b1·x| + |b2·x^2| + |b3·x^3| + |b4·x^4|``, applied
+    elementwise. Every term of ``Q`` enters by its absolute value, so ``Q >= 1`` and the function has no poles
+    however the coefficients are trained. Both coefficient vectors are parameters, initialised to the paper's
+    fit of leaky ReLU (the same numbers as AMAGO), so a fresh network starts out close to a leaky-ReLU one.
+
+    Attributes:
+        numerator: (6,) ``a0..a5``.
+        denominator: (4,) ``b1..b4``.
+    """
+
+    NUMERATOR_INIT = (
+        0.029792778657264946,
+        0.6183735264987601,
+        2.323309062531321,
+        3.051936237265109,
+        1.4854203263828845,
+        0.2510244961111299,
+    )
+    """``a0..a5`` of the leaky-ReLU fit."""
+    DENOMINATOR_INIT = (-1.1419548357285474, 4.393159974992486, 0.8714712309957245, 0.34719662339598834)
+    """``b1..b4`` of the leaky-ReLU fit."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.numerator = nn.Parameter(torch.tensor(self.NUMERATOR_INIT, dtype=torch.float32))
+        self.denominator = nn.Parameter(torch.tensor(self.DENOMINATOR_INIT, dtype=torch.float32))
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        """Applies the rational function to every element of ``x``."""
+        a, b = self.numerator, self.denominator
+        # x^1..x^5 by repeated products, each power used by both P and Q.
+        powers = [x]
+        for _ in range(a.shape[0] - 2):
+            powers.append(powers[-1] * x)
+        numerator = a[0] + a[1] * powers[0]
+        for coefficient, power in zip(a[2:], powers[1:], strict=True):
+            numerator = numerator + coefficient * power
+        denominator = 1 + (b[0] * powers[0]).abs()
+        for coefficient, power in zip(b[1:], powers[1:], strict=False):
+            denominator = denominator + (coefficient * power).abs()
+        return numerator / denominator
+
+
 def activation_module(name: str) -> nn.Module:
-    """Returns the activation named in a config (``leaky_relu``, ``relu``, ``gelu``, ``mish``, ``silu``)."""
-    table = {"leaky_relu": nn.LeakyReLU, "relu": nn.ReLU, "gelu": nn.GELU, "mish": nn.Mish, "silu": nn.SiLU}
+    """Returns the activation named in a config (``leaky_relu``, ``relu``, ``gelu``, ``mish``, ``silu``,
+    ``adaptive``).
+
+    Each call makes a new module; ``adaptive`` has learnable coefficients, so a network that calls this once
+    and reuses the module shares one set of them across the places it is applied.
+    """
+    table: dict[str, type[nn.Module]] = {
+        "leaky_relu": nn.LeakyReLU,
+        "relu": nn.ReLU,
+        "gelu": nn.GELU,
+        "mish": nn.Mish,
+        "silu": nn.SiLU,
+        "adaptive": AdaptiveRational,
+    }
     if name not in table:
         msg = f"unknown activation {name!r}; choose one of {sorted(table)}."
         raise ValueError(msg)
@@ -84,7 +143,10 @@ def normalization(method: str, dim: int) -> nn.Module:
 
 
 class MLP(nn.Module):
-    """``n_layers`` × (Linear → norm → activation → dropout), then a plain output Linear."""
+    """``n_layers`` × (Linear → norm → activation → dropout), then a plain output Linear.
+
+    The layers share one activation module (see :func:`activation_module`).
+    """
 
     def __init__(
         self,
@@ -99,13 +161,11 @@ class MLP(nn.Module):
         super().__init__()
         layers: list[nn.Module] = []
         width = d_input
+        # One activation module for every layer, as AMAGO's MLP: a learnable one (``adaptive``) then has one
+        # set of coefficients per MLP, not one per layer.
+        act = activation_module(activation)
         for _ in range(n_layers):
-            layers += [
-                nn.Linear(width, d_hidden),
-                normalization(norm, d_hidden),
-                activation_module(activation),
-                nn.Dropout(dropout),
-            ]
+            layers += [nn.Linear(width, d_hidden), normalization(norm, d_hidden), act, nn.Dropout(dropout)]
             width = d_hidden
         layers.append(nn.Linear(width, d_output))
         self.net = nn.Sequential(*layers)

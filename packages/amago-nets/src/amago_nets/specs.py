@@ -16,8 +16,10 @@ from amago_core.plugins.spec import ComponentSpec
 TRAJ_GROUP = "amago.traj_encoders"
 TSTEP_GROUP = "amago.tstep_encoders"
 
-Activation = Literal["leaky_relu", "relu", "gelu", "mish", "silu"]
-"""Activation functions every built-in network accepts."""
+Activation = Literal["leaky_relu", "relu", "gelu", "mish", "silu", "adaptive"]
+"""Activation functions every built-in network accepts. ``adaptive`` is a learnable rational function
+``P(x) / Q(x)`` (AMAGO's ``SlowAdaptiveRational``; ``amago_nets.layers.AdaptiveRational``), initialised close to
+leaky ReLU; each field's docstring says which layers share one set of its coefficients."""
 
 Norm = Literal["none", "layer", "rmsnorm", "unitball", "hypersphere", "simnorm"]
 """Normalisations every built-in network accepts (``simnorm`` needs a width divisible by 8)."""
@@ -53,7 +55,8 @@ class FFTstepEncoderConfig(TstepEncoderConfig):
     out_norm: Norm = "layer"
     """Normalisation of the output embedding."""
     activation: Activation = "leaky_relu"
-    """Activation of the hidden layers."""
+    """Activation of the hidden layers (``adaptive``: a learnable rational function initialised close to leaky
+    ReLU, one set of coefficients shared by the MLP's layers, as in AMAGO)."""
     normalize_inputs: bool = True
     """Standardise inputs with running mean/variance statistics (updated in train mode only)."""
     obs_keys: tuple[str, ...] | None = None
@@ -93,7 +96,9 @@ class CNNTstepEncoderConfig(TstepEncoderConfig):
     out_norm: Norm = "layer"
     """Normalisation of the output embedding."""
     activation: Activation = "leaky_relu"
-    """Activation between layers."""
+    """Activation between layers (``adaptive``: a learnable rational function initialised close to leaky ReLU;
+    the nature CNN shares one across its convolutions, each IMPALA residual block has its own, and the merge
+    layer has one more, as in AMAGO)."""
     drqv2_aug: bool = False
     """DrQ-v2 random-shift augmentation in train mode (pad 4 px, shift each frame independently)."""
     aug_pct_of_batch: float = 0.75
@@ -136,7 +141,8 @@ class GridworldTstepEncoderConfig(TstepEncoderConfig):
     out_norm: Norm = "layer"
     """Normalisation of the output embedding."""
     activation: Activation = "leaky_relu"
-    """Activation of the CNN and of the extras MLP."""
+    """Activation of the CNN and of the extras MLP (``adaptive``: a learnable rational function initialised
+    close to leaky ReLU, one for the CNN's convolutions and one for the MLP)."""
 
 
 class BabyAITstepEncoderConfig(GridworldTstepEncoderConfig):
@@ -274,7 +280,8 @@ class FFTrajEncoderConfig(ComponentConfig):
     dropout: float = 0.0
     """Dropout probability inside the blocks and on the output."""
     activation: Activation = "leaky_relu"
-    """Activation inside the blocks."""
+    """Activation of the input layer and inside the blocks (``adaptive``: a learnable rational function
+    initialised close to leaky ReLU, one for the input layer and one per block, as in AMAGO)."""
     norm: Norm = "none"
     """Normalisation inside the residual blocks."""
     out_norm: Norm = "layer"
@@ -326,7 +333,8 @@ class TransformerTrajEncoderConfig(ComponentConfig):
     dropout_qkv: float = 0.0
     """Dropout on the query/key/value projections."""
     activation: Activation = "leaky_relu"
-    """Activation of the feed-forward sublayers."""
+    """Activation of the feed-forward sublayers (``adaptive``: a learnable rational function initialised close
+    to leaky ReLU, one per layer, as in AMAGO)."""
     norm: Norm = "layer"
     """Normalisation used by the pre-norm layers and the final output."""
     pos_emb: Literal["fixed", "learnable", "rope"] = "fixed"
@@ -339,12 +347,25 @@ class TransformerTrajEncoderConfig(ComponentConfig):
     """Extra NormFormer normalisations after attention and inside the feed-forward sublayer."""
     head_scaling: bool = True
     """A learned scale per attention head (frozen at 1 when off)."""
-    attention: Literal["sdpa", "flash", "flex"] = "sdpa"
+    attention: Literal["sdpa", "flash", "flex", "sliding_sink"] = "sdpa"
     """Attention backend: ``sdpa`` (torch, any device), ``flash`` (flash-attn on CUDA, else falls back to
-    sdpa with a warning), ``flex`` (torch flex_attention for training; cached rollout steps use sdpa)."""
+    sdpa with a warning), ``flex`` (torch flex_attention for training; cached rollout steps use sdpa), or
+    ``sliding_sink``: AMAGO's ``ClippedSlidingSinkAttention``, the sliding window plus an attention sink
+    (``sink_size``) and logit clipping (``logit_clip``), in plain PyTorch on any device (flash-attn has no
+    sink mask and only tanh soft-capping, not a clip; without ``logit_clip`` it runs through sdpa)."""
     window_size: int | None = None
     """Sliding-window attention: each step sees itself and the previous ``window_size - 1`` steps, in
-    training and in rollouts (None: the context is ``max_seq_len``)."""
+    training and in rollouts (None: the context is ``max_seq_len``). AMAGO's flex attention classes
+    (``SlidingWindowFlexAttention``, ``ClippedSlidingSinkAttention``) count only the steps before the query:
+    their ``window_size = w`` is ``window_size = w + 1`` here."""
+    sink_size: int = Field(0, ge=0)
+    """``sliding_sink`` only: the first ``sink_size`` steps stay visible to every later step even after the
+    window has moved past them (0: no sink; at least 1 needs ``window_size``). They are the first steps of the
+    sequence attended over: in rollouts the episode's first steps (the KV cache keeps them besides the window),
+    in training the sampled window's first steps, as in AMAGO."""
+    logit_clip: float | None = Field(None, gt=0)
+    """``sliding_sink`` only: attention logits (q·k / sqrt(head_dim)) are clamped to [-logit_clip,
+    logit_clip] before the softmax (None: no clipping; AMAGO's ``logit_clip = 0`` means the same)."""
 
     def smoke_options(self) -> dict[str, Any]:
         """One 16-wide layer of 2 heads."""
@@ -365,6 +386,18 @@ class TransformerTrajEncoderConfig(ComponentConfig):
             raise ValueError(msg)
         if self.attention == "flex" and self.dropout_attn > 0:
             msg = "transformer: the flex backend has no attention dropout; set dropout_attn=0 or use sdpa."
+            raise ValueError(msg)
+        if self.attention != "sliding_sink" and (self.sink_size or self.logit_clip is not None):
+            msg = (
+                f"transformer: sink_size and logit_clip belong to attention='sliding_sink' (got "
+                f"attention={self.attention!r}); set attention='sliding_sink' or drop them."
+            )
+            raise ValueError(msg)
+        if self.sink_size >= 1 and self.window_size is None:
+            msg = (
+                f"transformer: sink_size={self.sink_size} keeps the first steps visible once a sliding window "
+                "has moved past them, so it needs window_size; set window_size (e.g. 128) or sink_size=0."
+            )
             raise ValueError(msg)
         return self
 
@@ -438,7 +471,7 @@ TRANSFORMER_TRAJ = ComponentSpec(
     name="transformer",
     group_default=True,  # what a run uses when it names none of this group (AMAGO's default)
     group=TRAJ_GROUP,
-    summary="Causal Transformer with a per-row KV cache; sdpa, flash-attn or flex attention.",
+    summary="Causal Transformer with a per-row KV cache; sdpa, flash-attn, flex or sliding-sink attention.",
     config=TransformerTrajEncoderConfig,
     factory="amago_nets.traj_transformer:TransformerTrajEncoder",
     install_hint='pip install "amago-nets[flash]"  (optional: the flash attention backend)',

@@ -8,10 +8,9 @@ from typing import cast
 
 import numpy as np
 import torch
-import torch.nn.functional as F
 from torch import nn
 
-from amago_nets.attention import attend_cached, attend_window, resolve_backend
+from amago_nets.attention import attend_cached, attend_window, masked_attention, resolve_backend
 from amago_nets.base import TrajEncoder
 from amago_nets.kv_cache import KVCache
 from amago_nets.layers import activation_module, linear_layer, normalization
@@ -30,6 +29,9 @@ class SelfAttention(nn.Module):
         self.head_dim = config.d_model // config.n_heads
         self.backend = config.attention
         self.dropout_attn = config.dropout_attn
+        # Both are 0 / None unless attention is sliding_sink (the config refuses them otherwise).
+        self.sink = config.sink_size
+        self.logit_clip = config.logit_clip
         self.qkv = linear_layer(
             config.d_model, 3 * config.d_model, bias=False, sigma_reparam=config.sigma_reparam
         )
@@ -62,7 +64,16 @@ class SelfAttention(nn.Module):
             self.backend, x.device, needs_grad=torch.is_grad_enabled() and q.requires_grad
         )
         dropout = self.dropout_attn if self.training else 0.0
-        heads = attend_window(q, k, v, context=context, dropout_p=dropout, backend=backend)
+        heads = attend_window(
+            q,
+            k,
+            v,
+            context=context,
+            dropout_p=dropout,
+            backend=backend,
+            sink=self.sink,
+            logit_clip=self.logit_clip,
+        )
         return self._merge(heads if real is None else real.take(heads))
 
     def step(
@@ -83,7 +94,13 @@ class SelfAttention(nn.Module):
         cache.write(layer, k, v)
         backend = resolve_backend(self.backend, x.device)
         heads = attend_cached(
-            q, cache.layer_keys(layer), cache.layer_values(layer), valid, backend=backend, groups=groups
+            q,
+            cache.layer_keys(layer),
+            cache.layer_values(layer),
+            valid,
+            backend=backend,
+            groups=groups,
+            logit_clip=self.logit_clip,
         )
         return self._merge(heads)
 
@@ -101,11 +118,12 @@ class SelfAttention(nn.Module):
         key_heads, value_heads = (
             (keys, values) if cache.heads_first else (keys.transpose(1, 2), values.transpose(1, 2))
         )
-        heads = F.scaled_dot_product_attention(
+        heads = masked_attention(
             q.transpose(1, 2),
             key_heads.to(q.dtype),
             value_heads.to(q.dtype),
-            attn_mask=valid_slots[:, None, None, :],
+            valid_slots[:, None, None, :],
+            logit_clip=self.logit_clip,
         )
         return self._merge(heads.transpose(1, 2)), keys, values
 
@@ -179,7 +197,9 @@ class TransformerTrajEncoder(TrajEncoder):
 
     Each step sees itself and up to ``context - 1`` earlier steps of its episode, where ``context`` is
     ``window_size`` or else ``max_seq_len``. Training windows longer than the context use the same sliding
-    window, so a rollout that has run past its context matches a full forward over the whole episode.
+    window, so a rollout that has run past its context matches a full forward over the whole episode. With
+    ``attention="sliding_sink"`` each step also sees the first ``sink_size`` steps, and the cache holds
+    ``context + sink_size`` slots per row (see :class:`~amago_nets.kv_cache.KVCache`).
 
     Rollout state is a :class:`~amago_nets.kv_cache.KVCache` with a length per env; ``reset_hidden_state``
     restarts single envs. ``forward`` with a cache takes one step (L = 1) at a time. With ``sdpa``/``flex``
@@ -204,6 +224,7 @@ class TransformerTrajEncoder(TrajEncoder):
         self.d_model = config.d_model
         self.n_heads = config.n_heads
         self.context = config.window_size or max_seq_len
+        self.sink = config.sink_size
         self.inp = nn.Linear(tstep_dim, config.d_model)
         if config.pos_emb == "fixed":
             self.pos_emb: nn.Module | None = FixedPosEmb(config.d_model)
@@ -228,13 +249,13 @@ class TransformerTrajEncoder(TrajEncoder):
         return torch.bfloat16 if backend == "flash" else torch.float32
 
     def init_hidden_state(self, batch_size: int, device: torch.device | str) -> KVCache:
-        """An empty cache of ``context`` steps per row."""
+        """An empty cache of ``context`` steps per row (plus ``sink_size`` for the episode's first steps)."""
         device = torch.device(device)
         flash = resolve_backend(self.config.attention, device) == "flash"
         return KVCache.empty(
             n_layers=len(self.layers),
             batch_size=batch_size,
-            context=self.context,
+            context=self.context + self.sink,
             n_heads=self.n_heads,
             head_dim=self.d_model // self.n_heads,
             device=device,
@@ -243,6 +264,7 @@ class TransformerTrajEncoder(TrajEncoder):
             # and it needs the slots-first layout.
             sort_rows=not flash and not self.rows_in_env_order,
             heads_first=not flash,
+            sink=self.sink,
         )
 
     @contextlib.contextmanager
