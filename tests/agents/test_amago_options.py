@@ -135,3 +135,14 @@ def test_critic_init_value_near_an_edge_warns_once(make_agent: Callable) -> None
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         make_agent("multitask", "continuous", critic_init_value=0.0, output_bins=64)
+
+
+def test_the_heads_take_amagos_adaptive_activation() -> None:
+    # AMAGO's actor and critic MLPs take activation="adaptive" (its rational function) too; the critic ensemble
+    # shares one, as AMAGO's does.
+    config = {"actor": {"activation": "adaptive"}, "critic": {"activation": "adaptive"}}
+    report = check_component("agents", "agent", config=config, context=CONTEXT)
+    assert "builds through its factory" in report.passed
+    names = [name for name, _ in report.built.named_parameters()]
+    assert any(name.startswith("actor.") and name.endswith("numerator") for name in names)
+    assert any(name.startswith("critics.") and name.endswith("numerator") for name in names)

@@ -25,7 +25,7 @@ from amago_core.plugins.spec import ComponentSpec
 
 AGENT_GROUP = "amago.agents"
 
-Activation = Literal["leaky_relu", "relu", "gelu", "mish", "silu"]
+Activation = Literal["leaky_relu", "relu", "gelu", "mish", "silu", "adaptive"]
 """Activations the heads accept (the same names as amago-nets)."""
 
 Norm = Literal["none", "layer", "rmsnorm", "unitball", "hypersphere", "simnorm"]
