@@ -6,7 +6,6 @@ from __future__ import annotations
 import gymnasium as gym
 import numpy as np
 import pytest
-from amago_envs.suites.masked_bandit import MaskedBandit
 
 from amago_core.rollout.action_mask import ACTION_MASK_KEY, ActionMaskError, sample_allowed
 from amago_core.rollout.env import AMAGOEnv
@@ -14,6 +13,7 @@ from amago_core.rollout.sequence import SequenceEnv
 from amago_core.rollout.spaces import PolicySpaces
 from amago_envs.exploration.specs import EGreedyConfig
 from amago_envs.exploration.wrappers import EpsilonGreedy
+from amago_envs.suites.masked_bandit import MaskedBandit
 
 
 @pytest.mark.parametrize("where", ["info", "obs"])

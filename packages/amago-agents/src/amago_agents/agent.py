@@ -72,10 +72,11 @@ class Agent(BaseAgent):
         )
         critic_actions = per_gamma_actions
         real = RealSteps(valid)  # the heads skip padded timesteps
+        allowed_now, allowed_after = self.allowed_in_window(batch)
         if isinstance(self.policy_dist, DiscreteDist):
-            critic_actions = self.policy_dist.soften_buffer_action(per_gamma_actions)
+            critic_actions = self.policy_dist.soften_buffer_action(per_gamma_actions, allowed_now)
 
-        policy = self.actor(now, real)
+        policy = self.actor(now, real, allowed_now)
         actor_loss = torch.zeros(batch_size, steps, num_gammas, 1, device=states.device)
         critic_loss = None
         q_buffer = None
@@ -85,7 +86,9 @@ class Agent(BaseAgent):
             with torch.no_grad():
                 next_actor = self.target_actor if cfg.use_target_actor else self.actor
                 next_actions = self.policy_actions(
-                    next_actor(after, real), cfg.num_actions_for_value_in_critic_loss, reparameterised=False
+                    next_actor(after, real, allowed_after),
+                    cfg.num_actions_for_value_in_critic_loss,
+                    reparameterised=False,
                 )
                 next_q = self.popart(self.target_critics(after, next_actions, real).mean(0), normalized=False)
                 next_q = reduce_ensemble(next_q, cfg.num_critics_td, use_min=cfg.online_coeff > 0)

@@ -27,6 +27,7 @@ from amago_agents.popart import PopArt
 from amago_agents.specs import AgentConfig, MultiTaskAgentConfig
 from amago_core.config.component import ComponentConfig
 from amago_core.data.batch import Batch
+from amago_core.rollout.action_mask import ACTION_MASK_KEY
 from amago_nets.base import TrajEncoder, TstepEncoder, encode_window
 
 EncoderBuilder = Callable[..., nn.Module]
@@ -99,12 +100,22 @@ class BaseAgent(nn.Module):
         self.action_dim = action_dim_of(action_space)
         self.discrete = isinstance(action_space, spaces.Discrete)
         self.multibinary = isinstance(action_space, spaces.MultiBinary)
+        self.action_masked = ACTION_MASK_KEY in obs_space.spaces
+        """The env gives an action mask (``obs["action_mask"]``): the policy stays on the allowed actions."""
+        if self.action_masked and not self.discrete:
+            msg = (
+                f"{config.kind}: the env gives an action mask, but its actions are {action_space!r}; this agent "
+                "masks Discrete actions. Drop the env's action_mask_key."
+            )
+            raise ValueError(msg)
+        # The timestep encoder sees the observation without the mask (the mask steers the policy, not memory).
+        encoder_obs_space = spaces.Dict({k: v for k, v in obs_space.spaces.items() if k != ACTION_MASK_KEY})
 
         # A builder is typed as returning a plain Module; what it builds is a TstepEncoder / TrajEncoder (every
         # encoder subclasses them), whose emb_dim and hidden-state methods the agent calls.
         self.tstep_encoder = cast(
             TstepEncoder,
-            _build_encoder(tstep_encoder, "tstep_encoder", obs_space=obs_space, rl2_space=rl2_space),
+            _build_encoder(tstep_encoder, "tstep_encoder", obs_space=encoder_obs_space, rl2_space=rl2_space),
         )
         self.traj_encoder = cast(
             TrajEncoder,
@@ -224,6 +235,8 @@ class BaseAgent(nn.Module):
         """
         if time_idxs.dim() == 3:
             time_idxs = time_idxs.squeeze(-1)
+        if self.action_masked:
+            obs = {key: value for key, value in obs.items() if key != ACTION_MASK_KEY}
         embedded = self.tstep_encoder(obs, rl2s, pad_mask=pad_mask)
         if hidden_state is None:
             # A training window: encoders that take a pad_mask skip the padding's work.
@@ -255,7 +268,7 @@ class BaseAgent(nn.Module):
             Box → float32 ``(N, L, A)`` in [-1, 1].
         """
         states, hidden_state = self.get_state_embedding(obs, rl2s, time_idxs, hidden_state)
-        policy = self.actor(states)
+        policy = self.actor(states, allowed=self.allowed_actions(obs))
         actions = policy.sample() if sample else policy.mode()
         actions = actions[..., -1, :]  # the rollout gamma is the last one
         if self.discrete:
@@ -263,6 +276,21 @@ class BaseAgent(nn.Module):
         if self.multibinary:
             return actions.to(torch.uint8), hidden_state
         return actions.float(), hidden_state
+
+    def allowed_actions(self, obs: dict[str, torch.Tensor]) -> torch.Tensor | None:
+        """The env's action mask in ``obs`` as ``(..., L, 1, A)`` bools (one for every gamma's policy), or None
+        when the env gives none."""
+        if not self.action_masked:
+            return None
+        return obs[ACTION_MASK_KEY].bool().unsqueeze(-2)
+
+    def allowed_in_window(self, batch: Batch) -> tuple[torch.Tensor | None, torch.Tensor | None]:
+        """The action masks of a training window's transitions: at each step ``t`` (the action taken) and at
+        ``t + 1`` (the next action of the TD target), each ``(B, T, 1, A)``; None when the env gives none."""
+        allowed = self.allowed_actions(batch.obs)
+        if allowed is None:
+            return None, None
+        return allowed[:, :-1], allowed[:, 1:]
 
     # ---- learning -------------------------------------------------------------------------------------
 

@@ -112,18 +112,32 @@ class ClippedCategorical(Policy):
     constant offset of Q.
     """
 
-    def __init__(self, logits: torch.Tensor, clip_low: float, clip_high: float) -> None:
+    def __init__(
+        self, logits: torch.Tensor, clip_low: float, clip_high: float, allowed: torch.Tensor | None = None
+    ) -> None:
+        if allowed is not None:
+            # A padded timestep's mask is all False (its loss is masked out): it allows every action instead,
+            # so that no row is left without one.
+            allowed = allowed | ~allowed.any(-1, keepdim=True)
+            logits = logits.masked_fill(~allowed, float("-inf"))
         clipped = logits.softmax(-1).clamp(clip_low, clip_high)
+        if allowed is not None:
+            clipped = clipped * allowed  # the clip's floor would give masked actions clip_low again
         safe = clipped / clipped.sum(-1, keepdim=True).detach()
         self.probs = safe / safe.sum(-1, keepdim=True)
         # As Categorical's logits: probabilities clamped to [eps, 1 - eps] before the log, so a probability of
         # exactly 0 or 1 (clip_low = 0 or clip_high = 1) gives a finite log-probability.
         eps = torch.finfo(self.probs.dtype).eps
         self.log_probs = self.probs.clamp(eps, 1.0 - eps).log()
+        # What sampling draws from: masked actions at -inf, so that no noise can pick one (log(eps) could lose
+        # to an allowed action whose probability is below eps).
+        self._draw_logits = (
+            self.log_probs if allowed is None else self.log_probs.masked_fill(~allowed, float("-inf"))
+        )
 
     def sample(self) -> torch.Tensor:
         """Indices ``(..., 1)``."""
-        return _gumbel_max(self.log_probs.detach())
+        return _gumbel_max(self._draw_logits.detach())
 
     def sample_one_hot(self) -> torch.Tensor:
         """One-hot samples ``(..., A)`` without gradient."""
@@ -131,7 +145,7 @@ class ClippedCategorical(Policy):
 
     def gumbel_rsample(self, temperature: float) -> torch.Tensor:
         """Straight-through Gumbel-softmax: one-hot forward values, soft gradients (MultiTaskAgent)."""
-        return F.gumbel_softmax(self.log_probs, tau=temperature, hard=True)
+        return F.gumbel_softmax(self._draw_logits, tau=temperature, hard=True)
 
     def log_prob(self, action: torch.Tensor) -> torch.Tensor:
         """Log-probability of the choice a buffer one-hot marks (its argmax, so soft inputs are safe too)."""
@@ -160,14 +174,19 @@ class DiscreteDist(PolicyDistribution):
         """One logit per choice."""
         return self.action_dim
 
-    def __call__(self, params: torch.Tensor) -> ClippedCategorical:
-        """A clipped categorical over the logits ``params``."""
-        return ClippedCategorical(params, self.config.clip_prob_low, self.config.clip_prob_high)
+    def __call__(self, params: torch.Tensor, allowed: torch.Tensor | None = None) -> ClippedCategorical:
+        """A clipped categorical over the logits ``params``; ``allowed`` (bool, broadcastable to them) keeps it
+        on the actions an env's mask allows (the others get probability 0)."""
+        return ClippedCategorical(params, self.config.clip_prob_low, self.config.clip_prob_high, allowed)
 
-    def soften_buffer_action(self, one_hot: torch.Tensor) -> torch.Tensor:
+    def soften_buffer_action(
+        self, one_hot: torch.Tensor, allowed: torch.Tensor | None = None
+    ) -> torch.Tensor:
         """Clips and renormalises buffer one-hots so they live on the same simplex as the policy's probabilities
-        (AMAGO feeds these to the discrete critic)."""
+        (AMAGO feeds these to the discrete critic); with ``allowed``, on the allowed actions only."""
         clipped = one_hot.clamp(self.config.clip_prob_low, self.config.clip_prob_high)
+        if allowed is not None:
+            clipped = clipped * (allowed | ~allowed.any(-1, keepdim=True))
         return clipped / clipped.sum(-1, keepdim=True)
 
 

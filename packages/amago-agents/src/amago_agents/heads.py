@@ -12,7 +12,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from amago_agents.distributions import Policy, PolicyDistribution
+from amago_agents.distributions import DiscreteDist, Policy, PolicyDistribution
 from amago_agents.specs import ActorHeadConfig, CriticHeadConfig
 from amago_nets.layers import MLP, activation_module, normalization, symlog
 from amago_nets.real_steps import RealSteps
@@ -76,14 +76,23 @@ class ActorHead(nn.Module):
                 nn.Linear(config.feature_dim, d_out),
             )
 
-    def forward(self, state: torch.Tensor, real: RealSteps | None = None) -> Policy:
+    def forward(
+        self, state: torch.Tensor, real: RealSteps | None = None, allowed: torch.Tensor | None = None
+    ) -> Policy:
         """The policies for ``state`` ``(..., D)``, batched over ``(..., G)``.
 
         With ``real`` (``state`` is ``(B, T, D)``), the network runs on the real timesteps only; padded ones
-        get all-zero distribution parameters (a valid distribution that every loss masks out).
+        get all-zero distribution parameters (a valid distribution that every loss masks out). ``allowed``
+        (``(..., 1, A)`` bool, an env's action mask) keeps a discrete policy on the allowed actions.
         """
         params = self.net(state) if real is None or not real.padded else real.put(self.net(real.take(state)))
-        return self.dist(params.reshape(*state.shape[:-1], self.num_gammas, self.dist.input_dimension))
+        params = params.reshape(*state.shape[:-1], self.num_gammas, self.dist.input_dimension)
+        if allowed is None:
+            return self.dist(params)
+        if not isinstance(self.dist, DiscreteDist):
+            msg = f"action masks apply to discrete policies, not {type(self.dist).__name__}"
+            raise TypeError(msg)
+        return self.dist(params, allowed)
 
 
 class EnsembleLinear(nn.Module):

@@ -101,7 +101,10 @@ class MultiTaskAgent(BaseAgent):
         probabilities (AMAGO's critic input). The behaviour-cloning log-prob reads their argmax."""
         actions = super().buffer_actions(batch)
         if isinstance(self.policy_dist, DiscreteDist):
-            return self.policy_dist.soften_buffer_action(actions)
+            allowed_now, _ = self.allowed_in_window(batch)
+            return self.policy_dist.soften_buffer_action(
+                actions, allowed_now[..., 0, :] if allowed_now is not None else None
+            )
         return actions
 
     def loss_terms(
@@ -116,7 +119,8 @@ class MultiTaskAgent(BaseAgent):
             self.buffer_actions(batch).unsqueeze(-2).expand(batch_size, steps, num_gammas, self.action_dim)
         )
         real = RealSteps(valid)  # the heads skip padded timesteps
-        policy = self.actor(now, real)
+        allowed_now, allowed_after = self.allowed_in_window(batch)
+        policy = self.actor(now, real, allowed_now)
         actor_loss = torch.zeros(batch_size, steps, num_gammas, 1, device=states.device)
         critic_loss = None
         logits_buffer = None
@@ -126,7 +130,9 @@ class MultiTaskAgent(BaseAgent):
             with torch.no_grad():
                 next_actor = self.target_actor if cfg.use_target_actor else self.actor
                 next_actions = self.policy_actions(
-                    next_actor(after, real), cfg.num_actions_for_value_in_critic_loss, reparameterised=False
+                    next_actor(after, real, allowed_after),
+                    cfg.num_actions_for_value_in_critic_loss,
+                    reparameterised=False,
                 )
                 # Targets stay in raw (reward-multiplied) units: the bins, not PopArt, absorb the scale.
                 next_logits = self.target_critics(after, next_actions, real)

@@ -276,7 +276,11 @@ def examine() -> DoctorReport:
             elif info.status is Status.MISSING:
                 report.warnings.append(component_problem(label, info.detail, broken=False, spec=info.spec))
             # A class a script registered lives only in this process: the build check's child cannot import it.
-            if info.spec is not None and info.status is Status.OK and not isinstance(info.spec, InProcessSpec):
+            if (
+                info.spec is not None
+                and info.status is Status.OK
+                and not isinstance(info.spec, InProcessSpec)
+            ):
                 buildable[label] = (info.spec.factory, "; ".join(info.distribution))
             if info.spec is not None:
                 specs[label] = info.spec

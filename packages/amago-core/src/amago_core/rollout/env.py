@@ -349,11 +349,12 @@ class AMAGOEnv:
         (the step's own timestep then holds the final observations). None otherwise."""
         self._act = _make_action_adapter(act_space or env.action_space)
         self.observation_space: gym.spaces.Dict = self._obs.space
-        self._mask_width = 0
+        self.action_mask_width = 0
+        """Entries of the action mask (0: the env has none)."""
         if self.action_mask is not None:
-            self._mask_width = mask_width(self._act.policy_space, str(env_name or type(env).__name__))
+            self.action_mask_width = mask_width(self._act.policy_space, str(env_name or type(env).__name__))
             self.observation_space = gym.spaces.Dict(
-                {**self._obs.space.spaces, ACTION_MASK_KEY: mask_space(self._mask_width)}
+                {**self._obs.space.spaces, ACTION_MASK_KEY: mask_space(self.action_mask_width)}
             )
         self.action_space: gym.Space = self._act.policy_space
         self.action_dim: int = self._act.dim
@@ -394,7 +395,12 @@ class AMAGOEnv:
         """``obs`` with the env's mask added under :data:`ACTION_MASK_KEY` (as is, for an env without one)."""
         if self.action_mask is not None:
             obs[ACTION_MASK_KEY] = mask_of(
-                self.action_mask, raw_obs, info, self.batched_envs, self._mask_width, env_name=self.env_name
+                self.action_mask,
+                raw_obs,
+                info,
+                self.batched_envs,
+                self.action_mask_width,
+                env_name=self.env_name,
             )
         return obs
 
@@ -488,7 +494,7 @@ class AMAGOEnv:
                 stepped.obs[ACTION_MASK_KEY][row] = read_mask(
                     np.asarray(final[row][self.action_mask.key]),
                     1,
-                    self._mask_width,
+                    self.action_mask_width,
                     env_name=name,
                     spec=self.action_mask,
                     batched=False,

@@ -27,7 +27,7 @@ class MaskedBandit(gym.Env):
     Args:
         horizon: steps per episode.
         mask_in: ``"info"`` (``info["legal"]``), ``"obs"`` (a Dict observation with a ``"legal"`` key) or
-            ``"none"`` (no mask given: the unmasked baseline).
+            ``"withheld"`` (no mask given: the unmasked baseline).
     """
 
     def __init__(self, horizon: int = 8, mask_in: str = "info") -> None:
@@ -85,7 +85,7 @@ class MaskedBanditSuite(BuiltinSuite):
     @property
     def env_name(self) -> str:
         """``MaskedBandit-H{horizon}`` (``-NoMask`` when the mask is withheld)."""
-        suffix = "-NoMask" if self.config.mask_from == "none" else ""
+        suffix = "-NoMask" if self.config.mask_from == "withheld" else ""
         return f"MaskedBandit-H{self.config.horizon}{suffix}"
 
     def make_gym_env(self) -> MaskedBandit:
@@ -96,7 +96,7 @@ class MaskedBanditSuite(BuiltinSuite):
         """The bandit in ``AMAGOEnv``, reading the mask from ``info["legal"]`` or ``obs["legal"]``."""
         check_split(split)
         where = self.config.mask_from
-        if where == "none":
+        if where == "withheld":
             return AMAGOEnv(self.make_gym_env(), env_name=self.env_name)
         return AMAGOEnv(
             self.make_gym_env(), env_name=self.env_name, action_mask_key="legal", action_mask_from=where

@@ -198,8 +198,8 @@ class MaskedBanditConfig(EnvSuiteConfig):
     horizon: int = Field(8, ge=2)
     """Steps per episode; the best return is 0.75 x horizon (rounded down for odd horizons)."""
 
-    mask_from: Literal["info", "obs", "none"] = "info"
-    """Where the env gives its action mask: `info["legal"]`, a `legal` observation key, or `none` (withheld: the
+    mask_from: Literal["info", "obs", "withheld"] = "info"
+    """Where the env gives its action mask: `info["legal"]`, a `legal` observation key, or `withheld` (the
     unmasked baseline, where an illegal pull pays -1)."""
 
     @field_validator("task")

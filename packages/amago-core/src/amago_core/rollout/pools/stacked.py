@@ -17,6 +17,7 @@ from typing import Any, NoReturn
 import numpy as np
 
 from amago_core.data.timestep import Timestep
+from amago_core.rollout.action_mask import ACTION_MASK_KEY, mask_of
 from amago_core.rollout.env import AMAGOEnv, EnvContractError, check_finite, check_finite_obs
 
 
@@ -99,6 +100,25 @@ class StackedEnv:
             out = {k: np.concatenate([o[k] for o in rows_obs]) for k in self._keys}
         return out
 
+    def _with_masks(
+        self, obs: dict[str, np.ndarray], raw: list[Any], infos: list[Any], rows: Iterable[int]
+    ) -> dict[str, np.ndarray]:
+        """``obs`` with each row's action mask under :data:`ACTION_MASK_KEY` (as is when the envs have none)."""
+        if self.envs[0].action_mask is None:
+            return obs
+        masks = []
+        for row, row_obs, info in zip(rows, raw, infos, strict=True):
+            env = self.envs[row]
+            spec = env.action_mask
+            if (
+                spec is None
+            ):  # every row shares the spaces: a mask key in one but not another is a contract bug
+                msg = f"env {env.env_name!r} (actor {row}) names no action mask, but actor 0 does; give every actor one."
+                raise EnvContractError(msg)
+            masks.append(mask_of(spec, row_obs, info, 1, env.action_mask_width, env_name=env.env_name))
+        obs[ACTION_MASK_KEY] = np.concatenate(masks)
+        return obs
+
     def reset(self, seed: int | None = None, options: dict[str, Any] | None = None) -> tuple[Timestep, list]:
         """Resets every row (row i seeded with ``seed + i`` when a seed is given)."""
         n = self.batched_envs
@@ -114,7 +134,7 @@ class StackedEnv:
         self.step_count = np.zeros(n, dtype=np.int64)
         obs = check_finite_obs(self._stack_obs(raw, range(n)), self.env_names, self.step_count, batched=True)
         timestep = Timestep(
-            obs=obs,
+            obs=self._with_masks(obs, raw, infos, range(n)),
             prev_action=np.zeros((n, self.action_dim), dtype=self.action_dtype),
             reward=np.zeros(n, dtype=np.float32),
             time_idx=np.zeros(n, dtype=np.int64),
@@ -159,8 +179,13 @@ class StackedEnv:
         self.step_count += 1
         check_finite(reward, "reward", self.env_names, self.step_count, batched=True)
         timestep = Timestep(
-            obs=check_finite_obs(
-                self._stack_obs(raw, range(n)), self.env_names, self.step_count, batched=True
+            obs=self._with_masks(
+                check_finite_obs(
+                    self._stack_obs(raw, range(n)), self.env_names, self.step_count, batched=True
+                ),
+                raw,
+                infos,
+                range(n),
             ),
             prev_action=stored,
             reward=reward.copy(),
@@ -170,18 +195,25 @@ class StackedEnv:
         done = terminated | truncated
         if done.any():
             rows = np.flatnonzero(done)
-            reset_raw = []
+            reset_raw, reset_infos = [], []
             for r in rows:
                 try:
-                    reset_raw.append(self.envs[r].inner_reset()[0])
+                    row_obs, row_info = self.envs[r].inner_reset()
                 except Exception as exc:
                     _raise_named(exc, self.envs[r], int(r), "reset (after its episode ended)")
+                reset_raw.append(row_obs)
+                reset_infos.append(row_info)
             next_ts = timestep.reset_version(rows)
             names = [self.env_names[r] for r in rows]
-            fresh = check_finite_obs(
-                self._stack_obs(reset_raw, rows), names, np.zeros(len(rows), np.int64), batched=True
+            fresh = self._with_masks(
+                check_finite_obs(
+                    self._stack_obs(reset_raw, rows), names, np.zeros(len(rows), np.int64), batched=True
+                ),
+                reset_raw,
+                reset_infos,
+                rows,
             )
-            for key in self._keys:
+            for key in fresh:
                 next_ts.obs[key][rows] = fresh[key]
             self.step_count[rows] = 0
             self.reset_timestep = next_ts
