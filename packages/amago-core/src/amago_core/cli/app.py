@@ -11,6 +11,7 @@ import typer
 from amago_core.cli import config_cmd, disk_report, doctor, eval_cmd, listing, plugin_new, run_cmd
 from amago_core.cli.export_cmd import export_command
 from amago_core.cli.help_format import show_flags_without_a_type
+from amago_core.cli.migrate_gin_cmd import migrate_gin_command
 from amago_core.cli.version import top_level_options
 from amago_core.plugins.groups import cli_names_in_words
 
@@ -88,6 +89,7 @@ app.command("run")(run_cmd.run_command)
 app.command("eval")(eval_cmd.eval_command)
 app.command("plot")(eval_cmd.plot_command)
 app.command("export")(export_command)
+app.command("migrate-gin")(migrate_gin_command)
 
 
 def _add_plugin_commands() -> None:
