@@ -156,8 +156,24 @@ def test_discrete_action_forms_and_start_offset():
 
 
 def test_unsupported_action_space_is_refused():
-    with pytest.raises(EnvContractError, match="Discrete, Box and MultiBinary"):
-        AMAGOEnv(CountEnv(action_space=gym.spaces.MultiDiscrete([2, 3])), env_name="x")
+    with pytest.raises(EnvContractError, match="Discrete, MultiDiscrete, Box and MultiBinary"):
+        AMAGOEnv(CountEnv(action_space=gym.spaces.Tuple((gym.spaces.Discrete(2),))), env_name="x")
+    with pytest.raises(EnvContractError, match="MultiDiscrete actions must be 1-D"):
+        AMAGOEnv(CountEnv(action_space=gym.spaces.MultiDiscrete([[2, 3], [2, 2]])), env_name="x")
+
+
+def test_multidiscrete_actions_are_stored_as_one_one_hot_per_dimension():
+    inner = CountEnv(action_space=gym.spaces.MultiDiscrete([2, 3, 4], start=[0, 1, -2]))
+    env = AMAGOEnv(inner, env_name="md")
+    assert env.is_multidiscrete
+    assert env.action_dim == 9
+    assert env.action_space == gym.spaces.MultiDiscrete([2, 3, 4])  # the policy's choices start at 0
+    env.reset()
+    timestep = env.step(np.array([1, 2, 0]))[0]
+    assert timestep.prev_action.tolist() == [[0, 1, 0, 0, 1, 1, 0, 0, 0]]
+    assert inner.received[-1].tolist() == [1, 3, -2]  # the env's own offsets
+    with pytest.raises(EnvContractError, match="out of range"):
+        env.step(np.array([2, 0, 0]))
 
 
 def test_wrong_obs_shape_names_env_and_key():

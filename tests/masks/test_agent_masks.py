@@ -152,7 +152,7 @@ def test_an_all_allowed_mask_changes_nothing():
 
 
 def test_masks_of_other_action_spaces_are_refused_in_one_line():
-    with pytest.raises(ValueError, match="masks Discrete actions"):
+    with pytest.raises(ValueError, match="masks Discrete and MultiDiscrete actions"):
         registries().agents.build(
             {"kind": "agent"},
             obs_space=spaces.Dict(

@@ -5,7 +5,7 @@ from __future__ import annotations
 import torch
 
 from amago_agents.base import BaseAgent
-from amago_agents.distributions import DiscreteDist, Policy
+from amago_agents.distributions import OneHotDist, Policy
 from amago_agents.heads import CriticEnsemble
 from amago_agents.returns import nstep_targets, reduce_ensemble
 from amago_agents.specs import AgentConfig
@@ -73,7 +73,7 @@ class Agent(BaseAgent):
         critic_actions = per_gamma_actions
         real = RealSteps(valid)  # the heads skip padded timesteps
         allowed_now, allowed_after = self.allowed_in_window(batch)
-        if isinstance(self.policy_dist, DiscreteDist):
+        if isinstance(self.policy_dist, OneHotDist):
             critic_actions = self.policy_dist.soften_buffer_action(per_gamma_actions, allowed_now)
 
         policy = self.actor(now, real, allowed_now)

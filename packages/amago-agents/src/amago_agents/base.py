@@ -20,7 +20,7 @@ import torch
 from gymnasium import spaces
 from torch import nn
 
-from amago_agents.distributions import ClippedCategorical, Policy, action_dim_of, make_policy_distribution
+from amago_agents.distributions import OneHotPolicy, Policy, action_dim_of, make_policy_distribution
 from amago_agents.filters import make_filter
 from amago_agents.heads import ActorHead, CriticEnsemble
 from amago_agents.popart import PopArt
@@ -100,12 +100,14 @@ class BaseAgent(nn.Module):
         self.action_dim = action_dim_of(action_space)
         self.discrete = isinstance(action_space, spaces.Discrete)
         self.multibinary = isinstance(action_space, spaces.MultiBinary)
+        self.multidiscrete = isinstance(action_space, spaces.MultiDiscrete)
+        """A factored policy: one categorical per dimension, critics that take the one-hots as input."""
         self.action_masked = ACTION_MASK_KEY in obs_space.spaces
         """The env gives an action mask (``obs["action_mask"]``): the policy stays on the allowed actions."""
-        if self.action_masked and not self.discrete:
+        if self.action_masked and not (self.discrete or self.multidiscrete):
             msg = (
                 f"{config.kind}: the env gives an action mask, but its actions are {action_space!r}; this agent "
-                "masks Discrete actions. Drop the env's action_mask_key."
+                "masks Discrete and MultiDiscrete actions. Drop the env's action_mask_key."
             )
             raise ValueError(msg)
         # The timestep encoder sees the observation without the mask (the mask steers the policy, not memory).
@@ -264,14 +266,14 @@ class BaseAgent(nn.Module):
             sample: sample from the policy (else its deterministic mode).
 
         Returns:
-            ``(actions, hidden_state)``: Discrete → int64 indices ``(N, L, 1)``; MultiBinary → uint8 ``(N, L, A)``;
-            Box → float32 ``(N, L, A)`` in [-1, 1].
+            ``(actions, hidden_state)``: Discrete → int64 indices ``(N, L, 1)``; MultiDiscrete → int64 indices
+            ``(N, L, D)``; MultiBinary → uint8 ``(N, L, A)``; Box → float32 ``(N, L, A)`` in [-1, 1].
         """
         states, hidden_state = self.get_state_embedding(obs, rl2s, time_idxs, hidden_state)
         policy = self.actor(states, allowed=self.allowed_actions(obs))
         actions = policy.sample() if sample else policy.mode()
         actions = actions[..., -1, :]  # the rollout gamma is the last one
-        if self.discrete:
+        if self.discrete or self.multidiscrete:
             return actions.long(), hidden_state
         if self.multibinary:
             return actions.to(torch.uint8), hidden_state
@@ -411,7 +413,7 @@ class BaseAgent(nn.Module):
         straight-through Gumbel-softmax samples (one-hot values, gradients of the relaxed sample at
         ``gumbel_temperature``); else plain one-hot samples. Other policies give ``rsample``/``sample`` draws.
         """
-        if isinstance(policy, ClippedCategorical):
+        if isinstance(policy, OneHotPolicy):
             if reparameterised:
                 temperature = self.config.gumbel_temperature
                 return torch.stack([policy.gumbel_rsample(temperature) for _ in range(samples)])
@@ -422,7 +424,7 @@ class BaseAgent(nn.Module):
     def buffer_actions(self, batch: Batch) -> torch.Tensor:
         """Buffer actions ``(B, T, A)`` clamped into the policy's range ([0, 1] one-hot/binary, [-1, 1] Box)."""
         actions = batch.actions.float()
-        if self.discrete or self.multibinary:
+        if self.discrete or self.multidiscrete or self.multibinary:
             return actions.clamp(0.0, 1.0)
         return actions.clamp(-1.0, 1.0)
 

@@ -44,7 +44,8 @@ class Policy(abc.ABC):
 
     @abc.abstractmethod
     def sample(self) -> torch.Tensor:
-        """A sample without gradient (Discrete: indices ``(..., 1)``; others: ``(..., A)``)."""
+        """A sample without gradient (Discrete: indices ``(..., 1)``; MultiDiscrete: ``(..., D)``; others:
+        ``(..., A)``)."""
 
     def rsample(self) -> torch.Tensor:
         """A reparameterised sample ``(..., A)`` that carries gradients to the distribution's parameters.
@@ -102,7 +103,20 @@ class PolicyDistribution(abc.ABC):
 # --------------------------------------------------------------------------------------------------------
 
 
-class ClippedCategorical(Policy):
+class OneHotPolicy(Policy):
+    """A policy over discrete choices whose actions the critics may take as one-hots (AMAGO's
+    ``DiscreteLikeContinuous``): plain one-hot samples, and straight-through Gumbel samples for the gradient."""
+
+    @abc.abstractmethod
+    def sample_one_hot(self) -> torch.Tensor:
+        """One-hot samples ``(..., A)`` without gradient."""
+
+    @abc.abstractmethod
+    def gumbel_rsample(self, temperature: float) -> torch.Tensor:
+        """Straight-through Gumbel-softmax samples ``(..., A)``: one-hot values, soft gradients."""
+
+
+class ClippedCategorical(OneHotPolicy):
     """Categorical whose probabilities are clipped to [low, high] and renormalised (AMAGO's ``Discrete``).
 
     Two normalisations, as AMAGO's: the clipped probabilities are divided by their detached sum, then by their
@@ -160,7 +174,86 @@ class ClippedCategorical(Policy):
         return -(self.probs * self.log_probs).sum(-1, keepdim=True)
 
 
-class DiscreteDist(PolicyDistribution):
+class FactoredCategorical(OneHotPolicy):
+    """A MultiDiscrete policy: one clipped categorical per dimension, chosen independently given the state.
+
+    Actions in the buffer format are the dimensions' one-hots one after the other (``sum(sizes)`` wide);
+    samples and modes are one index per dimension ``(..., D)``.
+
+    Args:
+        logits: ``(..., sum(sizes))``, the dimensions' logits one after the other.
+        sizes: choices per dimension.
+        clip_low: each dimension's probability floor (as :class:`ClippedCategorical`).
+        clip_high: each dimension's probability ceiling.
+        allowed: an action mask ``(..., sum(sizes))`` (bool), each dimension's entries one after the other.
+    """
+
+    def __init__(
+        self,
+        logits: torch.Tensor,
+        sizes: list[int],
+        clip_low: float,
+        clip_high: float,
+        allowed: torch.Tensor | None = None,
+    ) -> None:
+        self.sizes = sizes
+        masks = allowed.split(sizes, -1) if allowed is not None else [None] * len(sizes)
+        self.dims = [
+            ClippedCategorical(part, clip_low, clip_high, mask)
+            for part, mask in zip(logits.split(sizes, -1), masks, strict=True)
+        ]
+        self.probs = torch.cat([dim.probs for dim in self.dims], -1)
+        """Each dimension's probabilities, one after the other (the critics' expected one-hot)."""
+
+    def sample(self) -> torch.Tensor:
+        """Indices ``(..., D)``."""
+        return torch.cat([dim.sample() for dim in self.dims], -1)
+
+    def sample_one_hot(self) -> torch.Tensor:
+        """The dimensions' one-hot samples, one after the other ``(..., sum(sizes))``."""
+        return torch.cat([dim.sample_one_hot() for dim in self.dims], -1)
+
+    def gumbel_rsample(self, temperature: float) -> torch.Tensor:
+        """Straight-through Gumbel-softmax samples of every dimension, one after the other."""
+        return torch.cat([dim.gumbel_rsample(temperature) for dim in self.dims], -1)
+
+    def log_prob(self, action: torch.Tensor) -> torch.Tensor:
+        """The sum of the dimensions' log-probabilities of a buffer action (one-hots one after the other)."""
+        parts = action.split(self.sizes, -1)
+        return torch.stack([dim.log_prob(part) for dim, part in zip(self.dims, parts, strict=True)]).sum(0)
+
+    def mode(self) -> torch.Tensor:
+        """Each dimension's most likely index ``(..., D)``."""
+        return torch.cat([dim.mode() for dim in self.dims], -1)
+
+    def entropy_estimate(self) -> torch.Tensor:
+        """Exact entropy: the sum of the dimensions' (they are independent)."""
+        return torch.stack([dim.entropy_estimate() for dim in self.dims]).sum(0)
+
+
+class OneHotDist(PolicyDistribution):
+    """A distribution over discrete choices stored as one-hots (Discrete, MultiDiscrete): it takes an action
+    mask and softens buffer one-hots onto the policy's simplex."""
+
+    @abc.abstractmethod
+    def __call__(self, params: torch.Tensor, allowed: torch.Tensor | None = None) -> OneHotPolicy:
+        """The policy for ``params``; ``allowed`` (bool, broadcastable) keeps it on the allowed actions."""
+
+    @abc.abstractmethod
+    def soften_buffer_action(
+        self, one_hot: torch.Tensor, allowed: torch.Tensor | None = None
+    ) -> torch.Tensor:
+        """Buffer one-hots clipped and renormalised onto the policy's simplex (AMAGO's discrete critic input)."""
+
+
+def _soften(one_hot: torch.Tensor, config: DiscreteDistConfig, allowed: torch.Tensor | None) -> torch.Tensor:
+    clipped = one_hot.clamp(config.clip_prob_low, config.clip_prob_high)
+    if allowed is not None:
+        clipped = clipped * (allowed | ~allowed.any(-1, keepdim=True))
+    return clipped / clipped.sum(-1, keepdim=True)
+
+
+class DiscreteDist(OneHotDist):
     """Clipped categorical policy for Discrete action spaces."""
 
     is_discrete = True
@@ -184,10 +277,38 @@ class DiscreteDist(PolicyDistribution):
     ) -> torch.Tensor:
         """Clips and renormalises buffer one-hots so they live on the same simplex as the policy's probabilities
         (AMAGO feeds these to the discrete critic); with ``allowed``, on the allowed actions only."""
-        clipped = one_hot.clamp(self.config.clip_prob_low, self.config.clip_prob_high)
-        if allowed is not None:
-            clipped = clipped * (allowed | ~allowed.any(-1, keepdim=True))
-        return clipped / clipped.sum(-1, keepdim=True)
+        return _soften(one_hot, self.config, allowed)
+
+
+class MultiDiscreteDist(OneHotDist):
+    """A factored policy for MultiDiscrete action spaces: one clipped categorical per dimension (the discrete
+    policy's clip settings), for critics that take the one-hots as input."""
+
+    def __init__(self, sizes: list[int], config: DiscreteDistConfig | None = None) -> None:
+        super().__init__(sum(sizes))
+        self.sizes = [int(size) for size in sizes]
+        self.config = config or DiscreteDistConfig()
+
+    @property
+    def input_dimension(self) -> int:
+        """One logit per choice of every dimension."""
+        return self.action_dim
+
+    def __call__(self, params: torch.Tensor, allowed: torch.Tensor | None = None) -> FactoredCategorical:
+        """One clipped categorical per dimension over its slice of ``params``."""
+        return FactoredCategorical(
+            params, self.sizes, self.config.clip_prob_low, self.config.clip_prob_high, allowed
+        )
+
+    def soften_buffer_action(
+        self, one_hot: torch.Tensor, allowed: torch.Tensor | None = None
+    ) -> torch.Tensor:
+        """Each dimension's one-hot clipped and renormalised on its own simplex."""
+        parts = one_hot.split(self.sizes, -1)
+        masks = allowed.split(self.sizes, -1) if allowed is not None else [None] * len(self.sizes)
+        return torch.cat(
+            [_soften(part, self.config, mask) for part, mask in zip(parts, masks, strict=True)], -1
+        )
 
 
 # --------------------------------------------------------------------------------------------------------
@@ -433,12 +554,15 @@ def action_dim_of(action_space: spaces.Space) -> int:
     """
     if isinstance(action_space, spaces.Discrete):
         return int(action_space.n)
+    if isinstance(action_space, spaces.MultiDiscrete) and len(action_space.shape) == 1:
+        return int(action_space.nvec.sum())
     if isinstance(action_space, spaces.MultiBinary) and len(action_space.shape) == 1:
         return int(action_space.shape[0])
     if isinstance(action_space, spaces.Box) and len(action_space.shape) == 1:
         return int(action_space.shape[0])
     msg = (
-        f"agents support Discrete, 1-d MultiBinary and 1-d Box action spaces, got {action_space!r}; "
+        f"agents support Discrete, 1-d MultiDiscrete, 1-d MultiBinary and 1-d Box action spaces, got "
+        f"{action_space!r}; "
         "flatten the action space with a gymnasium wrapper."
     )
     raise ValueError(msg)
@@ -447,11 +571,13 @@ def action_dim_of(action_space: spaces.Space) -> int:
 def make_policy_distribution(
     action_space: spaces.Space, discrete: DiscreteDistConfig, continuous: ContinuousDistConfig
 ) -> PolicyDistribution:
-    """The distribution for ``action_space``: ``discrete`` for Discrete, Bernoullis for MultiBinary, else
-    ``continuous``."""
+    """The distribution for ``action_space``: ``discrete`` for Discrete (and, per dimension, MultiDiscrete),
+    Bernoullis for MultiBinary, else ``continuous``."""
     action_dim = action_dim_of(action_space)
     if isinstance(action_space, spaces.Discrete):
         return DiscreteDist(action_dim, discrete)
+    if isinstance(action_space, spaces.MultiDiscrete):
+        return MultiDiscreteDist([int(size) for size in action_space.nvec], discrete)
     if isinstance(action_space, spaces.MultiBinary):
         return MultibinaryDist(action_dim)
     if isinstance(continuous, TanhGaussianDistConfig):

@@ -12,7 +12,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from amago_agents.distributions import DiscreteDist, Policy, PolicyDistribution
+from amago_agents.distributions import OneHotDist, Policy, PolicyDistribution
 from amago_agents.specs import ActorHeadConfig, CriticHeadConfig
 from amago_nets.layers import MLP, activation_module, normalization, symlog
 from amago_nets.real_steps import RealSteps
@@ -89,7 +89,7 @@ class ActorHead(nn.Module):
         params = params.reshape(*state.shape[:-1], self.num_gammas, self.dist.input_dimension)
         if allowed is None:
             return self.dist(params)
-        if not isinstance(self.dist, DiscreteDist):
+        if not isinstance(self.dist, OneHotDist):
             msg = f"action masks apply to discrete policies, not {type(self.dist).__name__}"
             raise TypeError(msg)
         return self.dist(params, allowed)

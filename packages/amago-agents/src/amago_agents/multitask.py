@@ -7,7 +7,7 @@ import warnings
 import torch
 
 from amago_agents.base import BaseAgent
-from amago_agents.distributions import DiscreteDist, Policy
+from amago_agents.distributions import OneHotDist, Policy
 from amago_agents.heads import CriticEnsemble
 from amago_agents.returns import nstep_targets, reduce_ensemble
 from amago_agents.specs import MultiTaskAgentConfig
@@ -100,7 +100,7 @@ class MultiTaskAgent(BaseAgent):
         """As :meth:`BaseAgent.buffer_actions`; Discrete one-hots are clipped and renormalised like the policy's
         probabilities (AMAGO's critic input). The behaviour-cloning log-prob reads their argmax."""
         actions = super().buffer_actions(batch)
-        if isinstance(self.policy_dist, DiscreteDist):
+        if isinstance(self.policy_dist, OneHotDist):
             allowed_now, _ = self.allowed_in_window(batch)
             return self.policy_dist.soften_buffer_action(
                 actions, allowed_now[..., 0, :] if allowed_now is not None else None

@@ -236,6 +236,50 @@ class _MultiBinaryAdapter(_ActionAdapter):
         return out if batched else out[0]
 
 
+class _MultiDiscreteAdapter(_ActionAdapter):
+    """Several discrete choices at once: stored as their one-hots one after the other (``sum(nvec)`` wide)."""
+
+    def __init__(self, space: gym.spaces.MultiDiscrete) -> None:
+        nvec = np.asarray(space.nvec)
+        if nvec.ndim != 1:
+            msg = f"MultiDiscrete actions must be 1-D; got nvec of shape {nvec.shape}. Flatten the action space."
+            raise EnvContractError(msg)
+        self.nvec = nvec.astype(np.int64)
+        self.start = np.asarray(space.start, dtype=np.int64).reshape(-1)
+        self.env_dtype = space.dtype
+        self.dim = int(self.nvec.sum())
+        self.offsets = np.concatenate(([0], np.cumsum(self.nvec)[:-1]))
+        """Where each dimension's one-hot begins in the stored vector."""
+        self.stored_dtype = np.dtype(np.uint8)
+        self.policy_space = gym.spaces.MultiDiscrete(self.nvec)
+
+    def indices(self, action: Any, n: int) -> np.ndarray:
+        arr = np.asarray(action)
+        dims = len(self.nvec)
+        if arr.size != n * dims or not np.issubdtype(arr.dtype, np.integer):
+            msg = f"a MultiDiscrete action must be ({n}, {dims}) integer indices; got shape {arr.shape} dtype {arr.dtype}."
+            raise EnvContractError(msg)
+        idx = arr.reshape(n, dims).astype(np.int64)
+        if (idx < 0).any() or (idx >= self.nvec).any():
+            msg = f"MultiDiscrete action index out of range [0, {self.nvec.tolist()}): {idx.tolist()}."
+            raise EnvContractError(msg)
+        return idx
+
+    def to_stored(self, action: Any, n: int) -> np.ndarray:
+        stored = np.zeros((n, self.dim), dtype=np.uint8)
+        rows = np.arange(n)[:, None]
+        stored[rows, self.offsets + self.indices(action, n)] = 1
+        return stored
+
+    def to_env(self, stored: np.ndarray, batched: bool) -> Any:
+        idx = np.stack(
+            [stored[:, o : o + k].argmax(axis=1) for o, k in zip(self.offsets, self.nvec, strict=True)],
+            axis=1,
+        )
+        out = (idx + self.start).astype(self.env_dtype)
+        return out if batched else out[0]
+
+
 class _BoxAdapter(_ActionAdapter):
     def __init__(self, space: gym.spaces.Box) -> None:
         if len(space.shape) != 1:
@@ -276,9 +320,11 @@ def _make_action_adapter(space: gym.Space) -> _ActionAdapter:
         return _DiscreteAdapter(space)
     if isinstance(space, gym.spaces.MultiBinary):
         return _MultiBinaryAdapter(space)
+    if isinstance(space, gym.spaces.MultiDiscrete):
+        return _MultiDiscreteAdapter(space)
     if isinstance(space, gym.spaces.Box):
         return _BoxAdapter(space)
-    msg = f"AMAGOEnv supports Discrete, Box and MultiBinary action spaces; got {type(space).__name__}."
+    msg = f"AMAGOEnv supports Discrete, MultiDiscrete, Box and MultiBinary action spaces; got {type(space).__name__}."
     raise EnvContractError(msg)
 
 
@@ -390,6 +436,11 @@ class AMAGOEnv:
     def is_multibinary(self) -> bool:
         """True for MultiBinary action spaces."""
         return isinstance(self._act, _MultiBinaryAdapter)
+
+    @property
+    def is_multidiscrete(self) -> bool:
+        """True for MultiDiscrete action spaces (stored as one one-hot per dimension)."""
+        return isinstance(self._act, _MultiDiscreteAdapter)
 
     def _with_mask(self, obs: dict[str, np.ndarray], raw_obs: Any, info: Any) -> dict[str, np.ndarray]:
         """``obs`` with the env's mask added under :data:`ACTION_MASK_KEY` (as is, for an env without one)."""

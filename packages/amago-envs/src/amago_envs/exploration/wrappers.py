@@ -12,7 +12,8 @@ episode::
 
 where ``m ~ U[0, 1)`` per row is redrawn at reset and whenever that row's episode ends (``randomize_eps``), else
 1; rows whose ``t`` lies in ``quiet_steps = [first, last)`` use ``quiet_eps`` instead. Discrete: with probability
-eps a uniform random action. Box: ``clip(a + eps * N(0, 1), -1, 1)``.
+eps a uniform random action (among those an action mask allows; MultiDiscrete: every dimension at once). Box:
+``clip(a + eps * N(0, 1), -1, 1)``.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
+import gymnasium as gym
 import numpy as np
 
 from amago_core.rollout.action_mask import ACTION_MASK_KEY, sample_allowed
@@ -134,6 +136,8 @@ class BilevelEpsilonGreedy:
             else:
                 random_actions = self.rng.integers(0, self.env.action_dim, size=n)
             return np.where(explore, random_actions, flat).reshape(arr.shape).astype(arr.dtype)
+        if getattr(self.env, "is_multidiscrete", False):
+            return self._random_multidiscrete(arr, eps)
         rows = arr.reshape(n, -1).astype(np.float32)
         if not np.all(np.abs(rows) <= 1.0 + 1e-5):
             # Checked before the noise: clipping after the noise would hide a policy that leaves [-1, 1].
@@ -141,6 +145,25 @@ class BilevelEpsilonGreedy:
             raise ValueError(msg)
         noisy = rows + eps[:, None] * self.rng.standard_normal(rows.shape)
         return np.clip(noisy, -1.0, 1.0).astype(np.float32).reshape(arr.shape)
+
+    def _random_multidiscrete(self, action: np.ndarray, eps: np.ndarray) -> np.ndarray:
+        """With probability eps per row, every dimension a uniformly random (allowed) choice."""
+        space = self.env.action_space
+        if not isinstance(space, gym.spaces.MultiDiscrete):  # is_multidiscrete says it is
+            msg = f"expected a MultiDiscrete action space, got {space!r}"
+            raise TypeError(msg)
+        n, sizes = self.env.batched_envs, [int(k) for k in space.nvec]
+        chosen = action.reshape(n, len(sizes)).astype(np.int64)
+        explore = self.rng.random(n) < eps
+        masks = np.split(self.allowed, np.cumsum(sizes)[:-1], axis=1) if self.allowed is not None else None
+        random = np.stack(
+            [
+                sample_allowed(self.rng, masks[d]) if masks is not None else self.rng.integers(0, k, size=n)
+                for d, k in enumerate(sizes)
+            ],
+            axis=1,
+        )
+        return np.where(explore[:, None], random, chosen).reshape(action.shape).astype(action.dtype)
 
     def reset(self, *args: Any, **kwargs: Any) -> Any:
         """Resets the env and redraws every row's multiplier."""

@@ -67,6 +67,7 @@ class StackedEnv:
         self.action_dtype = head.action_dtype
         self.is_discrete = head.is_discrete
         self.is_multibinary = head.is_multibinary
+        self.is_multidiscrete = head.is_multidiscrete
         self.step_count = np.zeros(self.batched_envs, dtype=np.int64)
         self.reset_timestep: Timestep | None = None
         """After :meth:`step`: the next policy input, with finished rows already reset."""
