@@ -264,6 +264,61 @@ class MazeRunnerConfig(EnvSuiteConfig):
         return self
 
 
+COMBINATION_LOCK_MAX_FLAT_ACTIONS = 4096
+"""Most actions the flattened (``action_format="discrete"``) combination lock may have: its policy head has one
+output per combination, so ``symbols ** dials`` grows out of reach fast (4 symbols on 6 dials is 4096)."""
+
+
+class CombinationLockConfig(EnvSuiteConfig):
+    """Combination lock: remember a code shown only at the first step and set every dial at once (the
+    MultiDiscrete-action demo, with a flattened Discrete baseline)."""
+
+    kind: Literal["combination_lock"] = "combination_lock"
+    """Registered name of this env suite."""
+
+    dials: int = Field(3, ge=2)
+    """Dials on the lock: the code has one symbol per dial, and each action sets them all."""
+
+    symbols: int = Field(4, ge=2)
+    """Positions of each dial."""
+
+    horizon: int = Field(10, ge=1)
+    """Attempts before the episode is truncated (it ends earlier, terminated, when the lock opens)."""
+
+    reward: Literal["per_dial", "sparse"] = "per_dial"
+    """`per_dial`: each closed attempt pays the fraction of dials it set right; `sparse`: closed attempts pay 0.
+    Either way the open lock pays 1 for its own step and 1 for each step left in the horizon, so opening sooner
+    always beats collecting partial credit."""
+
+    action_format: Literal["multidiscrete", "discrete"] = "multidiscrete"
+    """`multidiscrete`: ``MultiDiscrete([symbols] * dials)``, one choice per dial; `discrete`: the flattened
+    baseline ``Discrete(symbols ** dials)`` (index -> dials in row-major order: dial 0 is the most significant
+    digit in base ``symbols``), for at most 4096 combinations."""
+
+    whole_episode_memory: ClassVar[bool] = True
+
+    @field_validator("task")
+    @classmethod
+    def _known_task(cls, task: str | None) -> str | None:
+        return check_task("combination_lock", task, ())
+
+    def episode_steps(self) -> int:
+        """One episode: at most ``horizon`` attempts."""
+        return self.horizon
+
+    @model_validator(mode="after")
+    def _flat_actions_fit(self) -> CombinationLockConfig:
+        combinations = self.symbols**self.dials
+        if self.action_format == "discrete" and combinations > COMBINATION_LOCK_MAX_FLAT_ACTIONS:
+            msg = (
+                f"action_format='discrete' with {self.dials} dials of {self.symbols} symbols has {combinations} "
+                f"actions, over the {COMBINATION_LOCK_MAX_FLAT_ACTIONS} a flat policy head can take; use "
+                "action_format='multidiscrete' or fewer dials or symbols."
+            )
+            raise ValueError(msg)
+        return self
+
+
 # ----- presets: the hyperparameters of AMAGO's examples for these suites (reference §6.3) -----
 
 _TMAZE_CORRIDOR = 10  # TMazeConfig.corridor_length's default; the lengths below follow from it
@@ -408,4 +463,41 @@ MAZERUNNER = ComponentSpec(
     summary="MazeRunner: k goals in order in a random maze, with observations for relabeling; numpy only.",
     config=MazeRunnerConfig,
     factory="amago_envs.suites.mazerunner:MazeRunnerSuite",
+)
+
+_LOCK_HORIZON = 10  # CombinationLockConfig.horizon's default
+COMBINATION_LOCK_PRESETS: dict[str, dict[str, object]] = {
+    "*": {
+        "tstep_encoder": {"kind": "ff", "n_layers": 1, "d_hidden": 64, "d_output": 64},
+        # The code is seen once, at the first step: a small GRU carries it to every later attempt.
+        "traj_encoder": {"kind": "rnn", "d_hidden": 64, "n_layers": 1, "d_output": 64},
+        # No wrapper: the released egreedy perturbs Discrete and Box actions only (it would read the dial indices
+        # as continuous values), so the policy's own samples explore (rollout.sample_actions_train), in both
+        # action formats so that MultiDiscrete and flattened Discrete runs compare like for like.
+        "exploration": None,
+        "run": {"max_seq_len": _LOCK_HORIZON},
+        "replay": {"traj_save_len": _LOCK_HORIZON},
+        "rollout": {"parallel_actors": 8, "env_mode": "sync"},
+        "optim": {"batch_size": 32},
+        "schedule": {
+            "epochs": 40,
+            "train_timesteps_per_epoch": _LOCK_HORIZON * 4,
+            "train_batches_per_epoch": 40,
+            "val_interval": 5,
+            "val_timesteps_per_epoch": _LOCK_HORIZON * 2,
+            "ckpt_interval": None,
+        },
+    }
+}
+"""A few-minute memory run: one whole episode (at most ``horizon`` attempts) per sequence and file, a small GRU
+to remember the code. No exploration wrapper (see the comment above): the policy's sampled actions explore. The
+flattened baseline is ``-o env.action_format=discrete``."""
+
+COMBINATION_LOCK = ComponentSpec(
+    name="combination_lock",
+    group=ENV_SUITES_GROUP,
+    summary="Combination lock: recall a code shown once, set all dials at once (MultiDiscrete demo); numpy only.",
+    config=CombinationLockConfig,
+    factory="amago_envs.suites.combination_lock:CombinationLockSuite",
+    presets=COMBINATION_LOCK_PRESETS,
 )
