@@ -3,7 +3,8 @@
 Each module under ``src/amago`` stands for one of AMAGO's (``amago.nets.traj_encoders``, ``amago.cli_utils``...)
 and re-exports amago's counterparts under AMAGO's names. The names load on first use (PEP 562), so importing
 any of these modules stays cheap and torch-free. An AMAGO name that amago replaced by something else (a config
-field, a command-line option, a plugin) raises :class:`NoCounterpartError`: one line that says what to use.
+field, a command-line option, a plugin) raises :class:`NoCounterpartError`: one line that says what to use
+("... is not a name in amago: use -o traj_encoder.attention=sliding_sink").
 """
 
 from __future__ import annotations
@@ -74,7 +75,7 @@ def shim_exports(
             return _load(target)
         hint = pointers.get(name)
         if hint is not None:
-            msg = f"{module_name}.{name} has no counterpart in amago: {hint}; see {MIGRATION_GUIDE}."
+            msg = f"{module_name}.{name} is not a name in amago: {hint}; see {MIGRATION_GUIDE}."
             raise NoCounterpartError(msg, name=module_name)
         msg = f"module {module_name!r} has no attribute {name!r}; its names: {', '.join(public)}"
         raise AttributeError(msg)

@@ -147,7 +147,7 @@ def test_seed_import_without_counterpart_fails_with_one_line_pointer(line, full_
         exec(line, {})
     message = str(raised.value)
     assert isinstance(raised.value, NoCounterpartError)
-    assert message.startswith(f"{full_name} has no counterpart in amago: ")
+    assert message.startswith(f"{full_name} is not a name in amago: ")
     assert message.endswith(f"see {MIGRATION_GUIDE}.")
     assert "\n" not in message
 
@@ -197,7 +197,7 @@ def test_every_name_without_counterpart_raises_one_line(module_name, name):
         exec(f"from {module_name} import {name}", {})
     message = str(by_attribute.value)
     assert message == str(by_import.value)
-    assert message.startswith(f"{module_name}.{name} has no counterpart in amago: ")
+    assert message.startswith(f"{module_name}.{name} is not a name in amago: ")
     assert "\n" not in message
     assert name not in dir(module)
 

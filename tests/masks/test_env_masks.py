@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from amago_core.rollout.action_mask import ACTION_MASK_KEY, ActionMaskError, sample_allowed
-from amago_core.rollout.env import AMAGOEnv
+from amago_core.rollout.env import AMAGOEnv, EnvContractError
 from amago_core.rollout.sequence import SequenceEnv
 from amago_core.rollout.spaces import PolicySpaces
 from amago_envs.exploration.specs import EGreedyConfig
@@ -127,3 +127,42 @@ def test_the_spaces_record_keeps_where_the_mask_comes_from():
     record = spaces.to_json()
     del record["env"]["action_mask"]  # a record written before masks existed
     assert PolicySpaces.from_json(record).action_mask is None
+
+
+def test_a_multidiscrete_mask_needs_a_choice_in_every_dimension():
+    class Lock(MaskedBandit):
+        def __init__(self, mask):
+            super().__init__(mask_in="info")
+            self.action_space = gym.spaces.MultiDiscrete([2, 3])
+            self.mask = mask
+
+        def _out(self):
+            obs, info = super()._out()
+            info["legal"] = self.mask
+            return obs, info
+
+    ok = AMAGOEnv(
+        Lock(np.array([1, 0, 0, 0, 1], bool)),
+        env_name="lock",
+        action_mask_key="legal",
+        action_mask_from="info",
+    )
+    assert ok.reset()[0].obs[ACTION_MASK_KEY].shape == (1, 5)
+    empty_dim = AMAGOEnv(
+        Lock(np.array([1, 1, 0, 0, 0], bool)),
+        env_name="lock",
+        action_mask_key="legal",
+        action_mask_from="info",
+    )
+    with pytest.raises(ActionMaskError, match=r"allows no action in action dimension 1 \(row\(s\) \[0\]\)"):
+        empty_dim.reset()
+
+
+def test_the_sync_pool_refuses_actors_that_disagree_on_having_a_mask():
+    from amago_core.rollout.pools.stacked import StackedEnv
+
+    masked = AMAGOEnv(MaskedBandit(), env_name="bandit", action_mask_key="legal", action_mask_from="info")
+    plain = AMAGOEnv(MaskedBandit(), env_name="bandit")
+    for envs in ([plain, masked], [masked, plain]):
+        with pytest.raises(EnvContractError, match="different spaces"):
+            StackedEnv(envs)

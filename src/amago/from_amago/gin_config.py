@@ -148,7 +148,8 @@ _UNSUPPORTED = {
     "GridworldTstepEncoder": "import-amago maps the ff timestep encoder only",
     "ResidualActor": "import-amago maps AMAGO's plain Actor only",
     "Beta": "amago's beta policy is parameterised differently",
-    "DiscreteLikeContinuous": "amago has no discrete-as-continuous policy",
+    "DiscreteLikeContinuous": "import-amago does not map a policy that picks it (amago trains discrete actions "
+    "as continuous ones with -o agent.discrete_like_continuous=true: retrain with that)",
 }
 
 _NORMS = {None: "none", "none": "none", "layer": "layer", "rmsnorm": "rmsnorm", "unitball": "unitball"}

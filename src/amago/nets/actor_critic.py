@@ -16,7 +16,7 @@ __getattr__, __dir__, __all__ = shim_exports(
         "NCritics": "the critic ensemble is the agent options critic (-o agent.critic.d_hidden=256) and "
         "num_critics",
         "NCriticsTwoHot": "two-hot critics come with --agent multitask (-o agent.min_return=... "
-        "-o agent.max_return=... -o agent.output_bins=...)",
+        "-o agent.max_return=... -o agent.output_bins=...; init_value: -o agent.critic_init_value=...)",
         "BaseCriticHead": "critic heads are the agent options critic and num_critics",
         "PopArtLayer": "PopArt is the agent option popart (-o agent.popart.enabled=false, agent.popart.beta)",
     },

@@ -12,8 +12,9 @@ __getattr__, __dir__, __all__ = shim_exports(
         "PolicyOutput": "policy distributions are the agent options discrete_dist and continuous_dist",
         "Discrete": "the discrete policy is the agent option discrete_dist "
         "(-o agent.discrete_dist.clip_prob_low=1e-6 -o agent.discrete_dist.clip_prob_high=1.0)",
-        "DiscreteLikeContinuous": "--agent multitask treats discrete actions this way by itself "
-        "(-o agent.gumbel_temperature=0.5)",
+        "DiscreteLikeContinuous": "discrete actions as one-hots with Gumbel-softmax samples are the agent option "
+        "discrete_like_continuous: -o agent.discrete_like_continuous=true (always on with --agent multitask; "
+        "the temperature: -o agent.gumbel_temperature=0.5)",
         "TanhGaussian": "the default continuous policy: -o agent.continuous_dist.type=tanh_gaussian "
         "(std_low, std_high)",
         "GMM": "-o agent.continuous_dist.type=gmm (modes, std_low)",

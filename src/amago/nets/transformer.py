@@ -11,16 +11,17 @@ __getattr__, __dir__, __all__ = shim_exports(
     __name__,
     {"SigmaReparam": "amago_nets.layers:SigmaReparamLinear"},
     no_counterpart={
-        "SelfAttention": _ATTENTION + "-o traj_encoder.attention=sdpa|flash|flex",
+        "SelfAttention": _ATTENTION + "-o traj_encoder.attention=sdpa|flash|flex|sliding_sink",
         "FlashAttention": _ATTENTION + "-o traj_encoder.attention=flash (a sliding window: "
         "-o traj_encoder.window_size=N)",
         "VanillaAttention": _ATTENTION + "-o traj_encoder.attention=sdpa",
         "FlexAttention": _ATTENTION + "-o traj_encoder.attention=flex",
         "VanillaFlexAttention": _ATTENTION + "-o traj_encoder.attention=flex",
         "SlidingWindowFlexAttention": _ATTENTION
-        + "-o traj_encoder.attention=flex -o traj_encoder.window_size=N",
-        "ClippedSlidingSinkAttention": "amago has no attention sinks or logit clipping; the closest is a "
-        "sliding window: -o traj_encoder.window_size=N",
+        + "-o traj_encoder.attention=flex -o traj_encoder.window_size=N (AMAGO's window_size w is N = w + 1)",
+        "ClippedSlidingSinkAttention": _ATTENTION
+        + "-o traj_encoder.attention=sliding_sink -o traj_encoder.window_size=N -o traj_encoder.sink_size=S "
+        "-o traj_encoder.logit_clip=C (AMAGO's window_size w is N = w + 1)",
         "LearnablePosEmb": "positions are an option of the transformer traj encoder: "
         "-o traj_encoder.pos_emb=learnable -o traj_encoder.max_time_idx=N",
         "Transformer": "the transformer traj encoder (TformerTrajEncoder in amago.nets.traj_encoders) holds the "

@@ -13,8 +13,9 @@ __getattr__, __dir__, __all__ = shim_exports(
         "activation_switch": "amago_nets.layers:activation_module",
     },
     no_counterpart={
-        "SlowAdaptiveRational": "amago's activations are leaky_relu, relu, gelu, mish and silu "
-        "(the activation option of each encoder and head)",
+        "SlowAdaptiveRational": "activations are an option, not classes: AMAGO's learnable rational activation is "
+        "activation=adaptive on each encoder and head (-o traj_encoder.activation=adaptive, "
+        "-o agent.actor.activation=adaptive, -o agent.critic.activation=adaptive)",
         "add_activation_log": "amago logs no per-layer activation statistics",
     },
 )

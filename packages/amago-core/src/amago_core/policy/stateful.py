@@ -19,7 +19,7 @@ from amago_core.experiment.agent_api import RolloutPolicy
 
 # AMAGOEnv's own observation checks and action conversions: using them (not copies) keeps the policy's input
 # and the env's actions exactly what they were in training.
-from amago_core.rollout.action_mask import ACTION_MASK_KEY, encoder_space, mask_of
+from amago_core.rollout.action_mask import ACTION_MASK_KEY, encoder_space, mask_of, mask_segments
 from amago_core.rollout.env import _make_action_adapter, _ObsChecker
 from amago_core.rollout.spaces import PolicySpaces
 
@@ -146,7 +146,15 @@ class StatefulPolicy:
                 )
                 raise ValueError(msg)
             width = int(np.prod(self.spaces.obs_space[ACTION_MASK_KEY].shape or (0,)))
-            obs_rows[ACTION_MASK_KEY] = mask_of(mask, obs, info, n_envs, width, env_name=self.name)
+            obs_rows[ACTION_MASK_KEY] = mask_of(
+                mask,
+                obs,
+                info,
+                n_envs,
+                width,
+                env_name=self.name,
+                segments=mask_segments(self.spaces.action_space),
+            )
         rewards = np.zeros(n_envs, dtype=np.float32)
         if reward is not None:
             rewards = _per_env(reward, n_envs, np.float32, "reward")

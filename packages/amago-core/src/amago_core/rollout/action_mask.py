@@ -10,6 +10,7 @@ what the timestep encoder sees and use it to keep the policy on allowed actions.
 
 from __future__ import annotations
 
+import itertools
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -79,6 +80,14 @@ def mask_width(action_space: gym.Space[Any], env_name: str) -> int:
     raise ActionMaskError(msg)
 
 
+def mask_segments(action_space: gym.Space[Any]) -> list[int]:
+    """The mask's entries per action dimension: ``[n]`` for Discrete, ``nvec`` for MultiDiscrete (each dimension
+    needs an allowed choice of its own)."""
+    if isinstance(action_space, gym.spaces.MultiDiscrete):
+        return [int(size) for size in np.asarray(action_space.nvec).reshape(-1)]
+    return [int(getattr(action_space, "n", 0))]
+
+
 def mask_space(width: int) -> gym.spaces.Box:
     """The observation space of a stored mask: ``width`` booleans."""
     # gymnasium's stubs type Box's dtype as a float type, but a bool Box is a valid space (sample, contains).
@@ -86,7 +95,14 @@ def mask_space(width: int) -> gym.spaces.Box:
 
 
 def read_mask(
-    value: Any, rows: int, width: int, *, env_name: str, spec: ActionMaskSpec, batched: bool
+    value: Any,
+    rows: int,
+    width: int,
+    *,
+    env_name: str,
+    spec: ActionMaskSpec,
+    batched: bool,
+    segments: list[int] | None = None,
 ) -> np.ndarray:
     """The ``(rows, width)`` boolean mask an env gave.
 
@@ -97,6 +113,7 @@ def read_mask(
         env_name: for messages.
         spec: where it came from, for messages.
         batched: whether ``value`` has a leading row dimension.
+        segments: entries per action dimension (:func:`mask_segments`); None: one dimension of ``width``.
 
     Raises:
         ActionMaskError: it is missing, has the wrong shape, holds values other than 0/1, or a row allows no
@@ -127,13 +144,17 @@ def read_mask(
     else:
         arr = arr.copy()
     arr = arr.reshape(rows, width)
-    empty = ~arr.any(axis=1)
-    if empty.any():
-        msg = (
-            f"env {env_name!r} gave an action mask at {spec.describe()} that allows no action (row(s) "
-            f"{np.flatnonzero(empty).tolist()}); every step needs at least one allowed action."
-        )
-        raise ActionMaskError(msg)
+    bounds = np.cumsum([0, *(segments or [width])])
+    for dim, (start, end) in enumerate(itertools.pairwise(bounds)):
+        empty = ~arr[:, start:end].any(axis=1)
+        if empty.any():
+            where = f" in action dimension {dim}" if segments is not None and len(segments) > 1 else ""
+            msg = (
+                f"env {env_name!r} gave an action mask at {spec.describe()} that allows no action{where} (row(s) "
+                f"{np.flatnonzero(empty).tolist()}); every step needs at least one allowed choice"
+                f"{' per dimension' if where else ''}."
+            )
+            raise ActionMaskError(msg)
     return arr
 
 
@@ -163,14 +184,21 @@ def encoder_space(space: gym.Space[Any], spec: ActionMaskSpec | None, env_name: 
 
 
 def mask_of(
-    spec: ActionMaskSpec, raw_obs: Any, info: Any, rows: int, width: int, *, env_name: str
+    spec: ActionMaskSpec,
+    raw_obs: Any,
+    info: Any,
+    rows: int,
+    width: int,
+    *,
+    env_name: str,
+    segments: list[int] | None = None,
 ) -> np.ndarray:
     """The ``(rows, width)`` mask an env returned with ``raw_obs`` and ``info`` (see :func:`read_mask`)."""
     if spec.where == "obs":
         value = raw_obs.get(spec.key) if isinstance(raw_obs, dict) or hasattr(raw_obs, "get") else None
     else:
         value = info.get(spec.key) if isinstance(info, dict) else None
-    return read_mask(value, rows, width, env_name=env_name, spec=spec, batched=rows > 1)
+    return read_mask(value, rows, width, env_name=env_name, spec=spec, batched=rows > 1, segments=segments)
 
 
 def sample_allowed(rng: np.random.Generator, mask: np.ndarray) -> np.ndarray:

@@ -30,6 +30,7 @@ from amago_core.rollout.action_mask import (
     MaskSource,
     encoder_space,
     mask_of,
+    mask_segments,
     mask_space,
     mask_width,
     read_mask,
@@ -397,8 +398,11 @@ class AMAGOEnv:
         self.observation_space: gym.spaces.Dict = self._obs.space
         self.action_mask_width = 0
         """Entries of the action mask (0: the env has none)."""
+        self.action_mask_segments: list[int] | None = None
+        """The mask's entries per action dimension (None: the env has no mask)."""
         if self.action_mask is not None:
             self.action_mask_width = mask_width(self._act.policy_space, str(env_name or type(env).__name__))
+            self.action_mask_segments = mask_segments(self._act.policy_space)
             self.observation_space = gym.spaces.Dict(
                 {**self._obs.space.spaces, ACTION_MASK_KEY: mask_space(self.action_mask_width)}
             )
@@ -452,6 +456,7 @@ class AMAGOEnv:
                 self.batched_envs,
                 self.action_mask_width,
                 env_name=self.env_name,
+                segments=self.action_mask_segments,
             )
         return obs
 
@@ -549,6 +554,7 @@ class AMAGOEnv:
                     env_name=name,
                     spec=self.action_mask,
                     batched=False,
+                    segments=self.action_mask_segments,
                 )[0]
         return stepped
 

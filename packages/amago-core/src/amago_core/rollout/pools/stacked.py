@@ -30,7 +30,8 @@ def _raise_named(exc: Exception, env: AMAGOEnv, row: int, call: str) -> NoReturn
 
 def _space_signature(env: AMAGOEnv) -> tuple:
     obs = tuple((k, shape, str(dtype)) for k, (shape, dtype) in env._obs.expected.items())
-    return obs, type(env._act).__name__, env.action_dim, str(env.action_space)
+    # Whether the env gives an action mask is part of its spaces: the pool stores one for every row or none.
+    return obs, type(env._act).__name__, env.action_dim, str(env.action_space), env.action_mask_width
 
 
 class StackedEnv:
@@ -116,7 +117,17 @@ class StackedEnv:
             ):  # every row shares the spaces: a mask key in one but not another is a contract bug
                 msg = f"env {env.env_name!r} (actor {row}) names no action mask, but actor 0 does; give every actor one."
                 raise EnvContractError(msg)
-            masks.append(mask_of(spec, row_obs, info, 1, env.action_mask_width, env_name=env.env_name))
+            masks.append(
+                mask_of(
+                    spec,
+                    row_obs,
+                    info,
+                    1,
+                    env.action_mask_width,
+                    env_name=env.env_name,
+                    segments=env.action_mask_segments,
+                )
+            )
         obs[ACTION_MASK_KEY] = np.concatenate(masks)
         return obs
 
