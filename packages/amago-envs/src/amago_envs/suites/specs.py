@@ -471,10 +471,9 @@ COMBINATION_LOCK_PRESETS: dict[str, dict[str, object]] = {
         "tstep_encoder": {"kind": "ff", "n_layers": 1, "d_hidden": 64, "d_output": 64},
         # The code is seen once, at the first step: a small GRU carries it to every later attempt.
         "traj_encoder": {"kind": "rnn", "d_hidden": 64, "n_layers": 1, "d_output": 64},
-        # No wrapper: the released egreedy perturbs Discrete and Box actions only (it would read the dial indices
-        # as continuous values), so the policy's own samples explore (rollout.sample_actions_train), in both
-        # action formats so that MultiDiscrete and flattened Discrete runs compare like for like.
-        "exploration": None,
+        # The same epsilon-greedy in both action formats (a random action: every dial at once), so that
+        # MultiDiscrete and flattened Discrete runs compare like for like.
+        "exploration": {"kind": "egreedy", "eps_start": 1.0, "eps_end": 0.05, "steps_anneal": 5_000},
         "run": {"max_seq_len": _LOCK_HORIZON},
         "replay": {"traj_save_len": _LOCK_HORIZON},
         "rollout": {"parallel_actors": 8, "env_mode": "sync"},
@@ -490,8 +489,8 @@ COMBINATION_LOCK_PRESETS: dict[str, dict[str, object]] = {
     }
 }
 """A few-minute memory run: one whole episode (at most ``horizon`` attempts) per sequence and file, a small GRU
-to remember the code. No exploration wrapper (see the comment above): the policy's sampled actions explore. The
-flattened baseline is ``-o env.action_format=discrete``."""
+to remember the code, epsilon-greedy annealed over 5k steps per actor. The flattened baseline is
+``-o env.action_format=discrete``."""
 
 COMBINATION_LOCK = ComponentSpec(
     name="combination_lock",
