@@ -289,5 +289,5 @@ def test_dry_run_prints_the_preset(flags) -> None:
     assert config["env"]["action_format"] == ("discrete" if flags else "multidiscrete")
     assert config["run"]["max_seq_len"] == config["replay"]["traj_save_len"] == 10
     assert config["traj_encoder"]["kind"] == "rnn"
-    assert config["exploration"] is None
+    assert config["exploration"]["kind"] == "egreedy"  # the same in both formats
     assert config["rollout"]["env_mode"] == "sync"
