@@ -181,6 +181,17 @@ def run_command(
             help="Read .traj buffer files (pickles; numpy arrays and builtins only). Never taken from a run folder.",
         ),
     ] = False,
+    seeds: Annotated[
+        str | None,
+        typer.Option(
+            "--seeds",
+            help="Run the same config under several seeds into runs/NAME/seed_K/: a count (5: seeds 0..4, or "
+            "--seed B..B+4) or a list (1,4,9). `--resume runs/NAME` finishes the seeds that did not finish.",
+        ),
+    ] = None,
+    parallel: Annotated[
+        int | None, typer.Option("--parallel", help="With --seeds: seeds run at a time (default 1).")
+    ] = None,
     debug: DebugFlag = False,
 ) -> None:
     """Train an agent: compose env, encoders, agent and exploration from the installed plugins.
@@ -195,6 +206,32 @@ def run_command(
     """
     if mode is not None and mode not in ("both", "collect", "learn"):
         fail(f"--mode must be both, collect or learn (got {mode!r})")
+    if parallel is not None and parallel < 1:
+        fail(f"--parallel must be at least 1 (got {parallel})")
+    group_resume = resume is not None and _is_seed_group(resume)
+    if parallel is not None and seeds is None and not group_resume:
+        fail("--parallel runs seeds side by side: add --seeds (a count or a list), or drop --parallel")
+    if seeds is not None and resume is not None and not group_resume:
+        fail(
+            f"--resume {resume} continues one run: drop --seeds (a seed group resumes from its group folder)"
+        )
+    if resume is not None and group_resume:
+        given = _options_given(
+            env=env, tstep_encoder=tstep_encoder, traj_encoder=traj_encoder, agent=agent, exploration=exploration,
+            config=config, mode=mode, seed=seed, seeds=seeds, name=name, budget=budget,
+            steps=steps, smoke=smoke, deterministic=deterministic, dry_run=dry_run,
+        )  # fmt: skip
+        if given:
+            fail(
+                f"{resume} is a seed group: it resumes with the config and seeds it started with; drop "
+                f"{', '.join(given)} (only --parallel may change)"
+            )
+        from amago_core.cli.seeds import SeedGroup, resume_group
+
+        raise typer.Exit(
+            resume_group(SeedGroup(resume), parallel, _connect_overrides_only(resume, override or []))
+        )
+    seed_list = _parse_seeds(seeds, seed, smoke) if seeds is not None else None
     run_flags = cli_flags(
         mode=mode,
         seed=seed,
@@ -228,6 +265,9 @@ def run_command(
     user, unsized = plan.user, plan.config
     plan = size_run(plan, budget=budget, steps=steps, smoke=smoke, announce=not quiet, debug=debugging(debug))
     resolved = plan.config
+    if seed_list is not None:
+        _run_seeds(plan, seed_list, parallel or 1, dry_run=dry_run)
+        return
     if dry_run:
         print_json(resolved.model_dump(mode="json"), exact_floats=True)
         return
@@ -244,6 +284,87 @@ def run_command(
             sys.stderr.write("amago: the smoke run passed end to end; its temporary folder was removed.\n")
         return
     _train(resolved, resume, debugging(debug), quiet, allow)
+
+
+def _is_seed_group(folder: Path) -> bool:
+    from amago_core.cli.seeds import is_group
+
+    return is_group(folder)
+
+
+def _connect_overrides_only(group: Path, overrides: list[str]) -> list[str]:
+    """The ``-o`` items a group resume passes to every seed: only the settings a group folder never chooses
+    (wandb, Ray, the buffer's place); exits 2 naming any other."""
+    from amago_core.config.sources import FOLDER_OWNED_SETTINGS
+
+    allowed = {f"{section}.{key}" for section, key in FOLDER_OWNED_SETTINGS} - {
+        "run.name",
+        "run.ckpt_base_dir",
+    }
+    refused = [item for item in overrides if item.partition("=")[0].strip() not in allowed]
+    if refused:
+        fail(
+            f"{group} is a seed group: it resumes with the config it started with, so -o may only set "
+            f"{', '.join(sorted(allowed))} (refused: {', '.join(refused)})"
+        )
+    return overrides
+
+
+def _options_given(**options: Any) -> list[str]:
+    """The ``--option`` names of the options that were given (not None, not False, not empty)."""
+    return ["--" + key.replace("_", "-") for key, value in options.items() if value not in (None, False, [])]
+
+
+def _parse_seeds(text: str, seed: int | None, smoke: bool) -> list[int]:
+    """``--seeds``' seeds; a count starts at ``--seed`` (else 0), a list is the seeds themselves."""
+    from amago_core.cli.seeds import parse_seeds
+
+    if smoke:
+        fail(
+            "--smoke checks one run and keeps no folder: drop --smoke with --seeds (--steps sizes short seeded runs)"
+        )
+    if seed is not None and "," in text:
+        fail(
+            f"--seeds {text} lists the seeds itself: drop --seed (--seed B with a count runs seeds B, B+1, ...)"
+        )
+    try:
+        return parse_seeds(text, base=seed or 0)
+    except ValueError as exc:
+        fail(str(exc))
+
+
+def _run_seeds(plan: RunPlan, seed_list: list[int], parallel: int, *, dry_run: bool) -> None:
+    """``--seeds``: the group folder ``{run.ckpt_base_dir}/{name}/`` and a process per seed (see
+    :mod:`amago_core.cli.seeds`); with ``--dry-run`` only the plan. Exits non-zero if any seed failed."""
+    from amago_core.cli.seeds import SeedGroup, start_group
+    from amago_core.config.sources import is_set
+    from amago_core.experiment.naming import default_run_name
+
+    resolved = plan.config
+    name = resolved.run.name or default_run_name(resolved)
+    group = SeedGroup(resolved.run.ckpt_base_dir / name)
+    config = resolved.model_dump(mode="json")
+    config["run"]["name"] = None  # each seed's process names its own folder (seed_K)
+    config["run"]["seed"] = None  # and passes its own --seed
+    config["run"]["ckpt_base_dir"] = str(group.root)
+    if not is_set(plan.own, "run", "torch_threads"):
+        # Seeds side by side on a CPU: one torch thread each keeps them from fighting over the cores.
+        config["run"]["torch_threads"] = 1
+    if config["logging"]["log_to_wandb"] and not config["logging"]["wandb_group_name"]:
+        config["logging"]["wandb_group_name"] = name  # every seed's wandb run in one group
+    if dry_run:
+        runs = {str(seed): str(group.run_dir(seed)) for seed in seed_list}
+        print_json(
+            {"group": str(group.root), "parallel": parallel, "seeds": runs, "config": config},
+            exact_floats=True,
+        )
+        return
+    if group.root.exists() and any(group.root.iterdir()):
+        fail(
+            f"{group.root} already exists: `amago run --resume {group.root}` finishes its seeds, or pass "
+            "another --name"
+        )
+    raise typer.Exit(start_group(group, config, seed_list, parallel, ["amago", *sys.argv[1:]]))
 
 
 def _smoke_summary(summary: dict[str, Any], metrics: Path, quiet: bool) -> dict[str, Any]:

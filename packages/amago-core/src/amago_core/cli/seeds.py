@@ -1,0 +1,302 @@
+"""`amago run --seeds`: one resolved config trained under several seeds, one process per seed.
+
+A seed group is a folder ``{run.ckpt_base_dir}/{name}/`` holding a run folder per seed (``seed_<k>/``), each
+seed's stdout and stderr (``logs/seed_<k>.log``), the config every seed runs (:data:`GROUP_CONFIG_NAME`) and the
+group record (:data:`GROUP_RECORD_NAME`: the seeds, the command, each finished seed's exit code).
+``amago run --resume GROUP`` reads the record and finishes the seeds that did not exit 0.
+
+Each seed is a separate ``python -m amago_core.cli.app run`` process so that a seed that crashes (or runs out of
+memory) takes no other seed with it. torch is never imported here.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+GROUP_RECORD_NAME = "seeds.json"
+"""The group record: what ``--resume`` on a group folder reads."""
+GROUP_CONFIG_NAME = "seeds.config.json"
+"""The resolved config every seed runs, written as a run record (with a ``_provenance`` table): a group folder
+may come from anyone, so where a seed writes and what it connects to (wandb, Ray, the buffer's place) come from
+the command that starts or resumes the group, never from this file."""
+_KEPT_BY_COMMAND = ("run.ckpt_base_dir", "run.name")  # each seed's command line sets them itself
+SEEDS_MAX = 1000
+"""More seeds than this in one command is almost surely a typo (``--seeds 10000`` for ``--seeds 10,000``)."""
+_RETURN_KEY = (
+    "Average Total Return (Across All Env Names)"  # amago_core.experiment.metrics.AVERAGE_RETURN_KEY
+)
+
+
+def parse_seeds(text: str, base: int = 0) -> list[int]:
+    """The seeds ``--seeds TEXT`` names: a count (``5``: ``base`` .. ``base + 4``) or a list (``1,4,9``).
+
+    Raises:
+        ValueError: one line saying what a valid value looks like.
+    """
+    items = [item.strip() for item in text.split(",")]
+    if not all(item.isdigit() for item in items):
+        msg = f"--seeds takes a count (5: seeds 0..4) or a comma-separated list of seeds >= 0 (1,4,9), not {text!r}"
+        raise ValueError(msg)
+    if len(items) == 1:
+        count = int(items[0])
+        if not 1 <= count <= SEEDS_MAX:
+            msg = (
+                f"--seeds {count}: the count must be 1 to {SEEDS_MAX} (one seed k alone: --seeds 1 --seed k)"
+            )
+            raise ValueError(msg)
+        return [base + k for k in range(count)]
+    seeds = [int(item) for item in items]
+    if len(set(seeds)) != len(seeds):
+        msg = f"--seeds {text}: a seed is listed twice; list each seed once"
+        raise ValueError(msg)
+    return seeds
+
+
+@dataclass(frozen=True)
+class SeedGroup:
+    """The paths of a seed group folder."""
+
+    root: Path
+
+    def run_dir(self, seed: int) -> Path:
+        return self.root / f"seed_{seed}"
+
+    def log(self, seed: int) -> Path:
+        return self.root / "logs" / f"seed_{seed}.log"
+
+    @property
+    def record(self) -> Path:
+        return self.root / GROUP_RECORD_NAME
+
+    @property
+    def config(self) -> Path:
+        return self.root / GROUP_CONFIG_NAME
+
+    def read_record(self) -> dict[str, Any]:
+        return json.loads(self.record.read_text())
+
+    def write_record(self, record: Mapping[str, Any]) -> None:
+        # Written whole and renamed, so a driver stopped mid-write leaves the previous record, not half of one.
+        temporary = self.record.with_suffix(".json.tmp")
+        temporary.write_text(json.dumps(record, indent=2) + "\n")
+        temporary.replace(self.record)
+
+
+def is_group(folder: Path) -> bool:
+    """Whether ``folder`` is a seed group (it holds the group record)."""
+    return (folder / GROUP_RECORD_NAME).is_file()
+
+
+def connect_overrides(config: Mapping[str, Any]) -> list[str]:
+    """``-o`` items that give each seed the config's folder-owned settings (where it writes, what it connects
+    to), which a seed never takes from the group's record file."""
+    from amago_core.config.sources import folder_owned_settings
+
+    owned = folder_owned_settings(config)
+    return [f"{key}={json.dumps(value)}" for key, value in owned.items() if key not in _KEPT_BY_COMMAND]
+
+
+def seed_command(group: SeedGroup, seed: int, *, resume: bool, overrides: Sequence[str] = ()) -> list[str]:
+    """The ``amago run`` process of one seed: a fresh start from the group config, or ``--resume`` of its folder.
+
+    Preflight is skipped: the driver checked the config once, and a wall-time estimate per seed would only
+    repeat itself.
+    """
+    command = [sys.executable, "-m", "amago_core.cli.app", "run", "--no-preflight"]
+    for item in overrides:
+        command += ["-o", item]
+    if resume:
+        return [*command, "--resume", str(group.run_dir(seed))]
+    return [
+        *command,
+        *("-c", str(group.config), "--seed", str(seed), "--name", f"seed_{seed}"),
+        *(
+            "-o",
+            f"run.ckpt_base_dir={group.root}",
+        ),  # the group folder as given now, not where it was first made
+    ]
+
+
+def last_line(path: Path) -> str:
+    """The last non-empty line of a log (what a failed seed reports), or a note that there is none."""
+    try:
+        lines = [line.strip() for line in path.read_text(errors="replace").splitlines() if line.strip()]
+    except OSError:
+        return "(no log)"
+    return lines[-1] if lines else "(empty log)"
+
+
+def run_seeds(
+    commands: Mapping[int, Sequence[str]],
+    logs: Mapping[int, Path],
+    parallel: int,
+    on_exit: Callable[[int, int], None] = lambda seed, code: None,
+    poll_seconds: float = 0.2,
+) -> dict[int, int]:
+    """Runs one process per seed, ``parallel`` at a time, each writing stdout and stderr to its log.
+
+    A seed that fails does not stop the others: its one line (seed, exit code, the log's last line) goes to
+    stderr and the next seed starts. ``on_exit(seed, code)`` runs in this process as each one ends (the driver
+    records it there). On Ctrl-C the running seeds (which got the same Ctrl-C from the terminal) are waited for,
+    so that each saves its checkpoint, and KeyboardInterrupt is raised again.
+
+    Returns:
+        Each seed's exit code.
+    """
+    pending = list(commands)
+    running: dict[int, subprocess.Popen[bytes]] = {}
+    codes: dict[int, int] = {}
+    environment = {**os.environ, "PYTHONUNBUFFERED": "1"}  # a log that shows how far a seed got
+
+    def finish(seed: int, code: int) -> None:
+        codes[seed] = code
+        if code != 0:
+            sys.stderr.write(f"amago: seed {seed} failed (exit {code}): {last_line(logs[seed])}\n")
+        else:
+            sys.stderr.write(f"amago: seed {seed} finished ({len(codes)}/{len(commands)})\n")
+        on_exit(seed, code)
+
+    try:
+        while pending or running:
+            while pending and len(running) < parallel:
+                seed = pending.pop(0)
+                logs[seed].parent.mkdir(parents=True, exist_ok=True)
+                with logs[seed].open("ab") as log:
+                    running[seed] = subprocess.Popen(
+                        list(commands[seed]),
+                        stdin=subprocess.DEVNULL,
+                        stdout=log,
+                        stderr=subprocess.STDOUT,
+                        env=environment,
+                    )
+            for seed, process in list(running.items()):
+                code = process.poll()
+                if code is not None:
+                    del running[seed]
+                    finish(seed, code)
+            if running:
+                time.sleep(poll_seconds)
+    except KeyboardInterrupt:
+        for seed, process in running.items():
+            finish(seed, process.wait())
+        raise
+    return codes
+
+
+def final_return(run_dir: Path) -> float | None:
+    """A run's final return from its ``metrics.jsonl``: the last test return, else the last val return."""
+    metrics = run_dir / "metrics.jsonl"
+    found: dict[str, float] = {}
+    try:
+        lines = metrics.read_text().splitlines()
+    except OSError:
+        return None
+    for line in lines:
+        try:
+            record = json.loads(line)
+        except json.JSONDecodeError:
+            continue  # a line cut short by a crash
+        for split in ("test", "val"):
+            value = record.get(f"{split}/{_RETURN_KEY}")
+            if isinstance(value, int | float):
+                found[split] = float(value)
+    return found.get("test", found.get("val"))
+
+
+def start_group(
+    group: SeedGroup, config: Mapping[str, Any], seeds: Sequence[int], parallel: int, command: Sequence[str]
+) -> int:
+    """Writes the group folder (config and record) and runs every seed from the start. Returns the exit code."""
+    from amago_core.config.sources import PROVENANCE_KEY
+
+    group.root.mkdir(parents=True, exist_ok=True)
+    record_config = {**config, PROVENANCE_KEY: {"written_by": "amago run --seeds"}}
+    group.config.write_text(json.dumps(record_config, indent=2) + "\n")
+    overrides = connect_overrides(config)
+    record = {
+        "seeds": list(seeds),
+        "command": list(command),
+        "parallel": parallel,
+        "config": GROUP_CONFIG_NAME,
+        "exit_codes": {},
+    }
+    group.write_record(record)
+    commands = {seed: seed_command(group, seed, resume=False, overrides=overrides) for seed in seeds}
+    return _drive(group, record, commands, parallel)
+
+
+def resume_group(group: SeedGroup, parallel: int | None, overrides: Sequence[str] = ()) -> int:
+    """Finishes a group: the seeds that did not exit 0 continue from their checkpoint, or start if they have
+    no run folder yet. ``overrides`` (``-o`` items of folder-owned settings: wandb, Ray, the buffer's place)
+    go to every seed, since the group folder never chooses them. Returns the exit code."""
+    from amago_core.config.sources import RUN_RECORD_NAME
+
+    record = group.read_record()
+    done = {int(seed) for seed, code in record.get("exit_codes", {}).items() if code == 0}
+    commands = {
+        seed: seed_command(
+            group, seed, resume=(group.run_dir(seed) / RUN_RECORD_NAME).is_file(), overrides=overrides
+        )
+        for seed in record["seeds"]
+        if seed not in done
+    }
+    if not commands:
+        sys.stderr.write(f"amago: every seed of {group.root} has finished; nothing to resume.\n")
+    else:
+        sys.stderr.write(f"amago: resuming seeds {', '.join(map(str, commands))} of {group.root}\n")
+    return _drive(group, record, commands, parallel or int(record.get("parallel", 1)))
+
+
+def _drive(
+    group: SeedGroup, record: dict[str, Any], commands: Mapping[int, Sequence[str]], parallel: int
+) -> int:
+    from amago_core.cli.output import print_json
+
+    def on_exit(seed: int, code: int) -> None:
+        record["exit_codes"][str(seed)] = code
+        group.write_record(record)
+
+    try:
+        run_seeds(commands, {seed: group.log(seed) for seed in commands}, parallel, on_exit)
+    except KeyboardInterrupt:
+        sys.stderr.write(f"amago: stopped; `amago run --resume {group.root}` finishes the other seeds.\n")
+        return 130
+    summary = group_summary(group, record)
+    print_json(summary)
+    if summary["failed"]:
+        sys.stderr.write(
+            f"amago: {len(summary['failed'])} seed(s) failed (logs in {group.root / 'logs'}); "
+            f"`amago run --resume {group.root}` retries them.\n"
+        )
+        return 1
+    return 0
+
+
+def group_summary(group: SeedGroup, record: Mapping[str, Any]) -> dict[str, Any]:
+    """Every seed's exit code and final return, and the mean return over the seeds that report one."""
+    codes = record.get("exit_codes", {})
+    rows = []
+    for seed in record["seeds"]:
+        rows.append(
+            {
+                "seed": seed,
+                "exit_code": codes.get(str(seed)),
+                "final_return": final_return(group.run_dir(seed)),
+                "run_dir": str(group.run_dir(seed)),
+            }
+        )
+    returns = [row["final_return"] for row in rows if row["final_return"] is not None]
+    return {
+        "group": str(group.root),
+        "seeds": rows,
+        "mean_final_return": sum(returns) / len(returns) if returns else None,
+        "failed": [row["seed"] for row in rows if row["exit_code"] != 0],
+    }
