@@ -29,7 +29,11 @@ TRAJ = {"kind": "rnn", "d_hidden": 64, "n_layers": 1, "d_output": 64}
 
 
 def build(action_space: spaces.Space, obs_dim: int, **options: object) -> torch.nn.Module:
-    width = int(np.sum(action_space.nvec)) if isinstance(action_space, spaces.MultiDiscrete) else int(action_space.n)
+    width = (
+        int(np.sum(action_space.nvec))
+        if isinstance(action_space, spaces.MultiDiscrete)
+        else int(action_space.n)
+    )
     return registries().agents.build(
         {"kind": "agent", **options},
         obs_space=spaces.Dict({"observation": spaces.Box(0.0, 1.0, (obs_dim,))}),
@@ -46,7 +50,9 @@ def batch(width: int, sizes: list[int], rng: np.random.Generator) -> Batch:
     choice = [rng.integers(0, k, (BATCH, LENGTH - 1)) for k in sizes]
     actions = np.concatenate([np.eye(k, dtype=np.float32)[c] for k, c in zip(sizes, choice, strict=True)], -1)
     rews = rng.random((BATCH, LENGTH - 1, 1)).astype(np.float32)
-    rl2 = np.concatenate([np.zeros((BATCH, 1, 1 + width), np.float32), np.concatenate([rews, actions], -1)], 1)
+    rl2 = np.concatenate(
+        [np.zeros((BATCH, 1, 1 + width), np.float32), np.concatenate([rews, actions], -1)], 1
+    )
     return Batch(
         obs={"observation": rng.random((BATCH, LENGTH, OBS_DIM)).astype(np.float32)},
         rl2s=rl2,
@@ -72,10 +78,18 @@ def main() -> None:
     rng = np.random.default_rng(0)
     flat = spaces.Discrete(symbols**dials)
     cases = {
-        f"MultiDiscrete({[symbols] * dials})": (spaces.MultiDiscrete([symbols] * dials), [symbols] * dials, {}),
+        f"MultiDiscrete({[symbols] * dials})": (
+            spaces.MultiDiscrete([symbols] * dials),
+            [symbols] * dials,
+            {},
+        ),
         f"Discrete({symbols**dials})": (flat, [symbols**dials], {}),
         # The flat space with action-input critics, as the factored policy needs: separates the two costs.
-        f"Discrete({symbols**dials}) one-hot critics": (flat, [symbols**dials], {"discrete_like_continuous": True}),
+        f"Discrete({symbols**dials}) one-hot critics": (
+            flat,
+            [symbols**dials],
+            {"discrete_like_continuous": True},
+        ),
     }
     agents, batches, optims, times = {}, {}, {}, {}
     for name, (space, sizes, options) in cases.items():
@@ -97,7 +111,9 @@ def main() -> None:
         params = sum(p.numel() for p in agent.parameters() if p.requires_grad)
         ms = [1000 * t for t in times[name]]
         q = statistics.quantiles(ms, n=4)
-        print(f"{name:36s} {params:>10,} parameters  {statistics.median(ms):6.1f} ms/update (IQR {q[0]:.1f}-{q[2]:.1f})")
+        print(
+            f"{name:36s} {params:>10,} parameters  {statistics.median(ms):6.1f} ms/update (IQR {q[0]:.1f}-{q[2]:.1f})"
+        )
 
 
 OBS_DIM = 0
