@@ -9,6 +9,7 @@ from typing import Annotated
 import typer
 
 from amago_core.cli import config_cmd, disk_report, doctor, eval_cmd, listing, plugin_new, run_cmd
+from amago_core.cli.compare_cmd import compare_command
 from amago_core.cli.export_cmd import export_command
 from amago_core.cli.help_format import show_flags_without_a_type
 from amago_core.cli.migrate_gin_cmd import migrate_gin_command
@@ -88,6 +89,7 @@ def doctor_command(
 app.command("run")(run_cmd.run_command)
 app.command("eval")(eval_cmd.eval_command)
 app.command("plot")(eval_cmd.plot_command)
+app.command("compare")(compare_command)
 app.command("export")(export_command)
 app.command("migrate-gin")(migrate_gin_command)
 

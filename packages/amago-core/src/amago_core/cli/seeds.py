@@ -21,7 +21,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-GROUP_RECORD_NAME = "seeds.json"
+from amago_core.experiment.run_dir import SEED_GROUP_RECORD
+
+GROUP_RECORD_NAME = SEED_GROUP_RECORD
 """The group record: what ``--resume`` on a group folder reads."""
 GROUP_CONFIG_NAME = "seeds.config.json"
 """The resolved config every seed runs, written as a run record (with a ``_provenance`` table): a group folder

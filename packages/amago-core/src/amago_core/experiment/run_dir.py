@@ -32,6 +32,7 @@ from amago_core.io import UnsafePathError, atomic_write, atomic_write_json, atom
 
 __all__ = [
     "PROGRESS_FILE",
+    "SEED_GROUP_RECORD",
     "WRITE_ONLY_ERRNOS",
     "RunFolderWriteError",
     "RunPaths",
@@ -45,6 +46,10 @@ __all__ = [
     "recorded_epoch",
     "replace_dir",
 ]
+
+SEED_GROUP_RECORD = "seeds.json"
+"""In a folder of seeds (``amago run --seeds``): the seeds, the command and each seed's exit code; its run
+folders are ``seed_<k>/``."""
 
 PROGRESS_FILE = "progress.json"
 """Inside each training-state folder: epoch, gradient steps and frame counts to resume from."""

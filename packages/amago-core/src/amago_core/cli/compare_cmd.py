@@ -1,0 +1,86 @@
+"""`amago compare`: learning curves and rliable's final tables over groups of seeds. Torch-free: the computation
+(numpy, rliable, matplotlib) is imported inside the command body."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from amago_core.cli.errors import DebugFlag, debugging, one_line_errors
+from amago_core.cli.output import print_json
+
+DEFAULT_METRIC = "val/Average Total Return (Across All Env Names)"
+"""As ``amago_core.experiment.compare.DEFAULT_METRIC`` (repeated: that module imports numpy)."""
+
+
+def compare_command(
+    folders: Annotated[
+        list[Path],
+        typer.Argument(
+            metavar="RUN_OR_GROUP...",
+            help="Run folders, or group folders whose subfolders (seed_0/, seed_1/...) are runs of one config.",
+        ),
+    ],
+    labels: Annotated[
+        list[str] | None,
+        typer.Option("--label", help="A group's name (default: its folder's); once per folder, in order."),
+    ] = None,
+    metric: Annotated[str, typer.Option("--metric", help="The val metric compared.")] = DEFAULT_METRIC,
+    x: Annotated[
+        str, typer.Option("--x", help="The curves' x axis: steps (env steps), updates or epochs.")
+    ] = "steps",
+    final: Annotated[
+        str,
+        typer.Option(
+            "--final",
+            help="Final score per seed: test (its test/ value), val (the last --last val evaluations' mean), "
+            "or auto (test when every run has one).",
+        ),
+    ] = "auto",
+    last: Annotated[int, typer.Option("--last", min=1, help="Val evaluations averaged per seed.")] = 1,
+    target: Annotated[
+        float | None,
+        typer.Option("--target", help="The score that counts as solved; the optimality gap needs it."),
+    ] = None,
+    reps: Annotated[
+        int, typer.Option("--reps", min=100, help="Bootstrap replications (rliable's paper: 50000).")
+    ] = 2000,
+    seed: Annotated[int, typer.Option("--seed", help="The bootstraps' random seed.")] = 0,
+    out: Annotated[
+        Path, typer.Option("--out", help="Where compare.png, compare.md and compare.json go.")
+    ] = Path("compare"),
+    as_json: Annotated[bool, typer.Option("--json", help="Print compare.json on stdout.")] = False,
+    debug: DebugFlag = False,
+) -> None:
+    """Compare groups of seeds: mean curves with 95 % bootstrap bands, and rliable's IQM, mean, median, optimality gap (with --target) and probability of improvement of the final scores, per env too.
+
+    A seed folder without metrics, or a group evaluated on other envs than the first, is left out with one line on stderr. Needs rliable: pip install 'amago-core\\[compare]'.
+    """
+    from amago_core.experiment.compare import compare, markdown, write_outputs
+
+    def warn(line: str) -> None:
+        sys.stderr.write(f"amago: warning: {' '.join(line.split())}\n")
+
+    with one_line_errors(debugging(debug), usage=True):
+        result = compare(
+            folders,
+            labels=labels or None,
+            metric=metric,
+            x=x,
+            final=final,
+            last=last,
+            target=target,
+            reps=reps,
+            seed=seed,
+            warn=warn,
+        )
+        written = write_outputs(result, out)
+    if as_json:
+        print_json(result.as_json())
+        return
+    sys.stdout.write(markdown(result).split("\n## ", 1)[0].rstrip() + "\n\n")
+    for path in written:
+        sys.stdout.write(f"{path}\n")
