@@ -7,6 +7,7 @@ import multiprocessing as mp
 import os
 import time
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -154,7 +155,10 @@ def test_a_killed_writer_leaves_only_a_hidden_temp_file(tmp_path):
     assert not is_traj_file(left[0])
 
 
-def _writer_process(folder: str, n: int) -> None:
+def _writer_process(folder: str, n: int, reader_started: Any) -> None:
+    reader_started.wait(
+        30
+    )  # write while the reader looks: a writer done before its first look proves nothing
     writer = TrajectoryWriter(1, Path(folder))
     for _ in range(n):
         writer.start(0, step(0, width=4000))
@@ -164,23 +168,29 @@ def _writer_process(folder: str, n: int) -> None:
 
 
 def test_a_reader_never_sees_a_partial_file(tmp_path):
-    proc = mp.get_context("fork").Process(target=_writer_process, args=(str(tmp_path), 60))
+    context = mp.get_context("fork")
+    reader_started = context.Event()
+    proc = context.Process(target=_writer_process, args=(str(tmp_path), 60, reader_started))
     proc.start()
-    read = 0
+    read, looks_while_writing = 0, 0
     try:
-        while proc.is_alive() or read == 0:
+        while True:
+            writing = proc.is_alive()
             for path in sorted(tmp_path.iterdir()):
                 if not is_traj_file(path):
                     continue
                 traj = load_traj(path)  # raises TrajFileError on a partial file
                 assert len(traj) == 19
                 read += 1
-            if not proc.is_alive():
+            looks_while_writing += writing
+            reader_started.set()
+            if not writing:
                 break
     finally:
         proc.join(30)
     assert proc.exitcode == 0
-    assert read > 60
+    assert read >= 60  # the last look, after the writer ended, reads all 60
+    assert looks_while_writing >= 2  # and at least one look saw the folder while files were being written
 
 
 def test_corrupt_and_misaligned_files_raise_traj_file_error(tmp_path):
