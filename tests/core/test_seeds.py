@@ -4,15 +4,24 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import subprocess
 import sys
+import time
 
 import pytest
 from typer.testing import CliRunner
 
 from amago_core.cli import seeds as seeds_module
 from amago_core.cli.app import app
-from amago_core.cli.seeds import SeedGroup, connect_overrides, parse_seeds, resume_group, run_seeds
+from amago_core.cli.seeds import (
+    SeedGroup,
+    connect_overrides,
+    parse_seeds,
+    resume_group,
+    run_seeds,
+    seed_command,
+)
 
 runner = CliRunner()
 
@@ -171,6 +180,11 @@ def test_two_real_seeds_in_parallel_then_resume_a_missing_one(tmp_path):
     assert result.returncode == 0, result.stderr
     group = SeedGroup(tmp_path / "grp")
     summary = json.loads(result.stdout)
+    kept = json.loads(group.summary.read_text())  # kept in the group for scripts and compare (exact floats)
+    assert [(r["seed"], r["exit_code"]) for r in kept["seeds"]] == [
+        (r["seed"], r["exit_code"]) for r in summary["seeds"]
+    ]
+    assert kept["mean_final_return"] == pytest.approx(summary["mean_final_return"], abs=1e-6)
     assert [row["seed"] for row in summary["seeds"]] == [0, 1]
     assert all(row["exit_code"] == 0 and row["final_return"] is not None for row in summary["seeds"])
     assert summary["mean_final_return"] == pytest.approx(sum(r["final_return"] for r in summary["seeds"]) / 2)
@@ -201,3 +215,40 @@ def test_two_real_seeds_in_parallel_then_resume_a_missing_one(tmp_path):
     assert (group.run_dir(1) / "metrics.jsonl").is_file()
     assert (group.run_dir(0) / "metrics.jsonl").read_text() == seed_0_metrics
     assert json.loads(resumed.stdout)["failed"] == []
+
+
+def test_sigterm_to_the_driver_stops_its_seeds_the_clean_way(tmp_path):
+    # A seed that writes a line when SIGTERM reaches it: the driver passes the scheduler's SIGTERM on and waits.
+    seed_code = (
+        "import signal, sys, time\n"
+        "signal.signal(signal.SIGTERM, lambda *a: (print('got SIGTERM', flush=True), sys.exit(0)))\n"
+        "print('started', flush=True)\n"
+        "time.sleep(60)\n"
+    )
+    driver_code = (
+        "import sys\n"
+        "from pathlib import Path\n"
+        "from amago_core.cli.seeds import run_seeds\n"
+        f"folder = Path({str(tmp_path)!r})\n"
+        f"command = [sys.executable, '-c', {seed_code!r}]\n"
+        "try:\n"
+        "    run_seeds({0: command, 1: command}, {k: folder / f'seed_{k}.log' for k in (0, 1)}, parallel=2)\n"
+        "except KeyboardInterrupt:\n"
+        "    sys.exit(130)\n"
+    )
+    driver = subprocess.Popen([sys.executable, "-c", driver_code], stderr=subprocess.PIPE, text=True)
+    logs = [tmp_path / f"seed_{k}.log" for k in (0, 1)]
+    deadline = time.monotonic() + 30
+    while not all(log.is_file() and "started" in log.read_text() for log in logs):
+        assert time.monotonic() < deadline, "the seeds never started"
+        time.sleep(0.05)
+    driver.send_signal(signal.SIGTERM)
+    assert driver.wait(30) == 130
+    for log in logs:
+        assert "got SIGTERM" in log.read_text()
+
+
+def test_allow_traj_pickles_is_passed_to_every_seed_never_read_from_the_group(tmp_path):
+    group = SeedGroup(tmp_path / "grp")
+    assert "--allow-traj-pickles" in seed_command(group, 0, resume=False, allow_traj_pickles=True)
+    assert "--allow-traj-pickles" not in seed_command(group, 0, resume=True)

@@ -229,7 +229,12 @@ def run_command(
         from amago_core.cli.seeds import SeedGroup, resume_group
 
         raise typer.Exit(
-            resume_group(SeedGroup(resume), parallel, _connect_overrides_only(resume, override or []))
+            resume_group(
+                SeedGroup(resume),
+                parallel,
+                _connect_overrides_only(resume, override or []),
+                allow_traj_pickles=allow_traj_pickles,
+            )
         )
     seed_list = _parse_seeds(seeds, seed, smoke) if seeds is not None else None
     run_flags = cli_flags(
@@ -266,7 +271,8 @@ def run_command(
     plan = size_run(plan, budget=budget, steps=steps, smoke=smoke, announce=not quiet, debug=debugging(debug))
     resolved = plan.config
     if seed_list is not None:
-        _run_seeds(plan, seed_list, parallel or 1, dry_run=dry_run)
+        allow = allow_traj_pickles or _user_chose_traj_files(plan)
+        _run_seeds(plan, seed_list, parallel or 1, dry_run=dry_run, allow_traj_pickles=allow)
         return
     if dry_run:
         print_json(resolved.model_dump(mode="json"), exact_floats=True)
@@ -333,7 +339,9 @@ def _parse_seeds(text: str, seed: int | None, smoke: bool) -> list[int]:
         fail(str(exc))
 
 
-def _run_seeds(plan: RunPlan, seed_list: list[int], parallel: int, *, dry_run: bool) -> None:
+def _run_seeds(
+    plan: RunPlan, seed_list: list[int], parallel: int, *, dry_run: bool, allow_traj_pickles: bool
+) -> None:
     """``--seeds``: the group folder ``{run.ckpt_base_dir}/{name}/`` and a process per seed (see
     :mod:`amago_core.cli.seeds`); with ``--dry-run`` only the plan. Exits non-zero if any seed failed."""
     from amago_core.cli.seeds import SeedGroup, start_group
@@ -364,7 +372,10 @@ def _run_seeds(plan: RunPlan, seed_list: list[int], parallel: int, *, dry_run: b
             f"{group.root} already exists: `amago run --resume {group.root}` finishes its seeds, or pass "
             "another --name"
         )
-    raise typer.Exit(start_group(group, config, seed_list, parallel, ["amago", *sys.argv[1:]]))
+    command = ["amago", *sys.argv[1:]]
+    raise typer.Exit(
+        start_group(group, config, seed_list, parallel, command, allow_traj_pickles=allow_traj_pickles)
+    )
 
 
 def _smoke_summary(summary: dict[str, Any], metrics: Path, quiet: bool) -> dict[str, Any]:

@@ -13,18 +13,22 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from amago_core.experiment.run_dir import SEED_GROUP_RECORD
+from amago_core.experiment.run_dir import SEED_GROUP_RECORD, atomic_write_json
 
 GROUP_RECORD_NAME = SEED_GROUP_RECORD
 """The group record: what ``--resume`` on a group folder reads."""
+GROUP_SUMMARY_NAME = "seeds.summary.json"
+"""The group's last summary: each seed's exit code and final return, and their mean."""
 GROUP_CONFIG_NAME = "seeds.config.json"
 """The resolved config every seed runs, written as a run record (with a ``_provenance`` table): a group folder
 may come from anyone, so where a seed writes and what it connects to (wandb, Ray, the buffer's place) come from
@@ -75,6 +79,11 @@ class SeedGroup:
         return self.root / "logs" / f"seed_{seed}.log"
 
     @property
+    def summary(self) -> Path:
+        """Every seed's exit code and final return once the group ends (rewritten by each resume)."""
+        return self.root / GROUP_SUMMARY_NAME
+
+    @property
     def record(self) -> Path:
         return self.root / GROUP_RECORD_NAME
 
@@ -106,13 +115,22 @@ def connect_overrides(config: Mapping[str, Any]) -> list[str]:
     return [f"{key}={json.dumps(value)}" for key, value in owned.items() if key not in _KEPT_BY_COMMAND]
 
 
-def seed_command(group: SeedGroup, seed: int, *, resume: bool, overrides: Sequence[str] = ()) -> list[str]:
+def seed_command(
+    group: SeedGroup,
+    seed: int,
+    *,
+    resume: bool,
+    overrides: Sequence[str] = (),
+    allow_traj_pickles: bool = False,
+) -> list[str]:
     """The ``amago run`` process of one seed: a fresh start from the group config, or ``--resume`` of its folder.
 
     Preflight is skipped: the driver checked the config once, and a wall-time estimate per seed would only
-    repeat itself.
+    repeat itself. ``allow_traj_pickles`` is this invocation's choice, passed on (never read from the group).
     """
     command = [sys.executable, "-m", "amago_core.cli.app", "run", "--no-preflight"]
+    if allow_traj_pickles:
+        command.append("--allow-traj-pickles")
     for item in overrides:
         command += ["-o", item]
     if resume:
@@ -166,6 +184,13 @@ def run_seeds(
             sys.stderr.write(f"amago: seed {seed} finished ({len(codes)}/{len(commands)})\n")
         on_exit(seed, code)
 
+    def forward_sigterm(signum: int, frame: Any) -> None:
+        # A scheduler that stops the driver stops its seeds too, each the clean way (a checkpoint, then exit).
+        for process in running.values():
+            process.send_signal(signal.SIGTERM)
+        raise KeyboardInterrupt
+
+    previous = signal.signal(signal.SIGTERM, forward_sigterm) if _main_thread() else None
     try:
         while pending or running:
             while pending and len(running) < parallel:
@@ -190,7 +215,15 @@ def run_seeds(
         for seed, process in running.items():
             finish(seed, process.wait())
         raise
+    finally:
+        if previous is not None:
+            signal.signal(signal.SIGTERM, previous)
     return codes
+
+
+def _main_thread() -> bool:
+    """Signal handlers can only be set from the main thread (a test runner's worker thread cannot)."""
+    return threading.current_thread() is threading.main_thread()
 
 
 def final_return(run_dir: Path) -> float | None:
@@ -214,7 +247,13 @@ def final_return(run_dir: Path) -> float | None:
 
 
 def start_group(
-    group: SeedGroup, config: Mapping[str, Any], seeds: Sequence[int], parallel: int, command: Sequence[str]
+    group: SeedGroup,
+    config: Mapping[str, Any],
+    seeds: Sequence[int],
+    parallel: int,
+    command: Sequence[str],
+    *,
+    allow_traj_pickles: bool = False,
 ) -> int:
     """Writes the group folder (config and record) and runs every seed from the start. Returns the exit code."""
     from amago_core.config.sources import PROVENANCE_KEY
@@ -231,11 +270,18 @@ def start_group(
         "exit_codes": {},
     }
     group.write_record(record)
-    commands = {seed: seed_command(group, seed, resume=False, overrides=overrides) for seed in seeds}
+    commands = {
+        seed: seed_command(
+            group, seed, resume=False, overrides=overrides, allow_traj_pickles=allow_traj_pickles
+        )
+        for seed in seeds
+    }
     return _drive(group, record, commands, parallel)
 
 
-def resume_group(group: SeedGroup, parallel: int | None, overrides: Sequence[str] = ()) -> int:
+def resume_group(
+    group: SeedGroup, parallel: int | None, overrides: Sequence[str] = (), *, allow_traj_pickles: bool = False
+) -> int:
     """Finishes a group: the seeds that did not exit 0 continue from their checkpoint, or start if they have
     no run folder yet. ``overrides`` (``-o`` items of folder-owned settings: wandb, Ray, the buffer's place)
     go to every seed, since the group folder never chooses them. Returns the exit code."""
@@ -245,7 +291,11 @@ def resume_group(group: SeedGroup, parallel: int | None, overrides: Sequence[str
     done = {int(seed) for seed, code in record.get("exit_codes", {}).items() if code == 0}
     commands = {
         seed: seed_command(
-            group, seed, resume=(group.run_dir(seed) / RUN_RECORD_NAME).is_file(), overrides=overrides
+            group,
+            seed,
+            resume=(group.run_dir(seed) / RUN_RECORD_NAME).is_file(),
+            overrides=overrides,
+            allow_traj_pickles=allow_traj_pickles,
         )
         for seed in record["seeds"]
         if seed not in done
@@ -272,6 +322,7 @@ def _drive(
         sys.stderr.write(f"amago: stopped; `amago run --resume {group.root}` finishes the other seeds.\n")
         return 130
     summary = group_summary(group, record)
+    atomic_write_json(group.summary, summary)  # what `amago compare` and scripts read after the group ends
     print_json(summary)
     if summary["failed"]:
         sys.stderr.write(
