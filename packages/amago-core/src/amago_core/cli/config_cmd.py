@@ -10,7 +10,7 @@ from typing import Annotated
 
 import typer
 
-from amago_core.cli.output import fail, print_json
+from amago_core.cli.output import print_json, write_generated
 from amago_core.cli.run_cmd import config_show_command
 
 app = typer.Typer(help="Inspect and export the experiment configuration.", no_args_is_help=True)
@@ -46,22 +46,6 @@ def reference_command(
     ] = None,
 ) -> None:
     """Print the configuration reference (every section and field, with type, default and docstring) as Markdown."""
-    from amago_core.config.reference import config_reference, replace_generated
+    from amago_core.config.reference import REFERENCE_BLOCK, config_reference
 
-    reference = config_reference()
-    if update is None:
-        sys.stdout.write(reference)
-        return
-    try:
-        page = update.read_text(encoding="utf-8")
-    except OSError as exc:
-        fail(f"cannot read {update}: {exc.strerror or exc}; pass an existing Markdown page to --update")
-    try:
-        updated = replace_generated(page, reference)
-    except ValueError as exc:
-        fail(f"{update}: {exc}")
-    if updated == page:
-        sys.stderr.write(f"{update} is up to date\n")
-        return
-    update.write_text(updated, encoding="utf-8")
-    sys.stderr.write(f"updated the reference in {update}\n")
+    write_generated(config_reference(), REFERENCE_BLOCK, update)

@@ -46,6 +46,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
+from amago_core.generated_block import GeneratedBlock
+
 AMAGO_VERSION = "3.3.0"
 """The AMAGO release whose gin configurables this module maps."""
 
@@ -2105,14 +2107,17 @@ def gin_reference(heading_level: int = 4) -> str:
     return "\n\n".join(blocks) + "\n"
 
 
+GIN_MAPPING_BLOCK = GeneratedBlock(BEGIN_MARKER, END_MARKER, "the gin mapping")
+"""The block ``amago migrate-gin --update`` rewrites."""
+
+
 def replace_generated(page: str, generated: str) -> str:
     """``page`` with the text between :data:`BEGIN_MARKER` and :data:`END_MARKER` replaced by ``generated``.
 
     Raises:
         ValueError: the page lacks one of the marker lines; the message says where they go.
     """
-    start, end = _block_bounds(page)
-    return page[:start] + generated + page[end:]
+    return GIN_MAPPING_BLOCK.replace(page, generated)
 
 
 def generated_text(page: str) -> str:
@@ -2121,17 +2126,4 @@ def generated_text(page: str) -> str:
     Raises:
         ValueError: the page lacks one of the marker lines.
     """
-    start, end = _block_bounds(page)
-    return page[start:end]
-
-
-def _block_bounds(page: str) -> tuple[int, int]:
-    begin = page.find(BEGIN_MARKER + "\n")
-    end = page.find(END_MARKER, begin + 1)
-    if begin < 0 or end < 0:
-        msg = (
-            f"the page has no {BEGIN_MARKER!r} ... {END_MARKER!r} block; put the two marker lines, each on a line of "
-            "its own, where the gin mapping should go"
-        )
-        raise ValueError(msg)
-    return begin + len(BEGIN_MARKER) + 1, end
+    return GIN_MAPPING_BLOCK.text(page)

@@ -12,7 +12,7 @@ from typing import Annotated
 
 import typer
 
-from amago_core.cli.output import fail
+from amago_core.cli.output import fail, write_generated
 
 
 def migrate_gin_command(
@@ -87,22 +87,6 @@ def migrate_gin_command(
 
 
 def _write_reference(page: Path | None) -> None:
-    from amago_core.cli.gin_migration import gin_reference, replace_generated
+    from amago_core.cli.gin_migration import GIN_MAPPING_BLOCK, gin_reference
 
-    reference = gin_reference()
-    if page is None:
-        sys.stdout.write(reference)
-        return
-    try:
-        text = page.read_text(encoding="utf-8")
-    except OSError as exc:
-        fail(f"cannot read {page}: {exc.strerror or exc}; pass an existing Markdown page to --update")
-    try:
-        updated = replace_generated(text, reference)
-    except ValueError as exc:
-        fail(f"{page}: {exc}")
-    if updated == text:
-        sys.stderr.write(f"{page} is up to date\n")
-        return
-    page.write_text(updated, encoding="utf-8")
-    sys.stderr.write(f"updated the gin mapping in {page}\n")
+    write_generated(gin_reference(), GIN_MAPPING_BLOCK, page)
