@@ -105,7 +105,7 @@ def test_doctor_shows_a_real_run_folder_by_part(tiny_run):
     assert parts["metrics"]["files"] == 1
     assert parts["metrics"]["bytes"] > 0
     assert parts["plots"]["files"] == parts["videos"]["files"] == parts["wandb"]["files"] == 0
-    assert parts["other"]["files"] == 2  # config.resolved.json, spaces.json
+    assert parts["other"]["files"] == 3  # config.resolved.json, spaces.json, task_split.json
     assert parts["training states"]["bound"] == "newest 2 (schedule.keep_states)"
     assert "replay.dset_max_size" in parts["buffer files"]["bound"]
     # Every file is counted once: the parts add up to the whole folder.

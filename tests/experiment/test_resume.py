@@ -77,6 +77,32 @@ def test_resume_continues_the_counters_the_schedule_and_the_optimiser(tiny_job):
     assert epochs[-1] == 3
 
 
+def test_the_wall_time_of_the_records_keeps_growing_across_a_resume(tiny_job):
+    tiny_job["schedule"]["ckpt_interval"] = 100
+    first = _train(tiny_job, epochs=2)
+    before = _records(first.paths.root)
+    saved = json.loads(next(first.paths.latest_policy.parent.glob("state_epoch_1/progress.json")).read_text())
+    assert saved["wall_seconds"] > 0
+    resumed = _experiment(tiny_job, epochs=4)
+    resumed.start(resume=True)
+    try:
+        assert resumed.training_wall_seconds == saved["wall_seconds"]  # continued, not restarted at 0
+        time.sleep(0.05)
+        assert resumed.training_wall_seconds == saved["wall_seconds"]  # only learn() counts
+        resumed.learn()
+    finally:
+        resumed.close()
+    records = _records(resumed.paths.root)
+    walls = [r["wall_time_seconds"] for r in records]
+    assert walls == sorted(walls), "wall time runs backwards in metrics.jsonl"
+    assert walls[0] > 0
+    after = [r["wall_time_seconds"] for r in records if r["Epoch"] >= 2]
+    assert after
+    assert min(after) >= saved["wall_seconds"]
+    assert max(walls) > max(r["wall_time_seconds"] for r in before)
+    assert resumed.training_wall_seconds >= saved["wall_seconds"] + resumed.wall_seconds - 1e-6
+
+
 def test_a_renamed_run_folder_still_finds_its_checkpoints(tiny_job, tmp_path):
     tiny_job["schedule"]["ckpt_interval"] = 1
     first = _train(tiny_job, epochs=2)

@@ -30,7 +30,11 @@ def compare_command(
     ] = None,
     metric: Annotated[str, typer.Option("--metric", help="The val metric compared.")] = DEFAULT_METRIC,
     x: Annotated[
-        str, typer.Option("--x", help="The curves' x axis: steps (env steps), updates or epochs.")
+        str,
+        typer.Option(
+            "--x",
+            help="The curves' x axis: steps (env steps), updates, epochs or minutes (training wall time).",
+        ),
     ] = "steps",
     final: Annotated[
         str,
@@ -50,14 +54,17 @@ def compare_command(
     ] = 2000,
     seed: Annotated[int, typer.Option("--seed", help="The bootstraps' random seed.")] = 0,
     out: Annotated[
-        Path, typer.Option("--out", help="Where compare.png, compare.md and compare.json go.")
+        Path,
+        typer.Option(
+            "--out", help="Where compare.png, compare.md and compare.json (and compare_attempts.png) go."
+        ),
     ] = Path("compare"),
     as_json: Annotated[bool, typer.Option("--json", help="Print compare.json on stdout.")] = False,
     debug: DebugFlag = False,
 ) -> None:
-    """Compare groups of seeds: mean curves with 95 % bootstrap bands, and rliable's IQM, mean, median, optimality gap (with --target) and probability of improvement of the final scores, per env too.
+    """Compare groups of seeds: mean curves with 95 % bootstrap bands, and rliable's IQM, mean, median, optimality gap (with --target) and probability of improvement of the final scores, with intervals.
 
-    A seed folder without metrics, or a group evaluated on other envs than the first, is left out with one line on stderr. Needs rliable: pip install 'amago-core\\[compare]'.
+    Multi-task runs add a table with the env names as tasks and one per env; meta-RL suites that log a metric per attempt add its final mean per attempt (compare_attempts.png). A seed folder without metrics, a group evaluated on other envs than the first, or (for --x minutes) a run without wall time is left out with one line on stderr. Needs rliable: pip install 'amago-core\\[compare]'.
     """
     from amago_core.experiment.compare import compare, markdown, write_outputs
 

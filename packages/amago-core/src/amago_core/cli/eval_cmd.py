@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 import typer
 
@@ -49,9 +49,20 @@ def eval_command(
             "--video-format", help="auto (mp4 when imageio-ffmpeg is installed, else gif), mp4 or gif."
         ),
     ] = "auto",
+    tasks: Annotated[
+        str,
+        typer.Option(
+            "--tasks",
+            help="Tasks to score on: test (the run's test split, the default), val or train (the run's own "
+            "splits), or unseen (tasks held out of training, for suites that can tell).",
+        ),
+    ] = "test",
     debug: DebugFlag = False,
 ) -> None:
-    """Evaluate a run's policy (latest weights unless --epoch) and print the metrics as JSON."""
+    """Evaluate a run's policy (latest weights unless --epoch) and print the metrics as JSON.
+
+    The JSON's ``tasks`` entry says which tasks were used (``choice`` and the suite's description of them).
+    """
     from pydantic import ValidationError
 
     from amago_core.config.sources import ConfigSourceError, load_config
@@ -64,6 +75,7 @@ def eval_command(
                 f"{run_dir} is an AMAGO run folder; convert it with `amago import-amago RUN_DIR OUT`, then eval OUT"
             )
         fail(f"{run_dir} has no config.resolved.json; pass a run folder ({{ckpt_base_dir}}/{{run_name}})")
+    tasks = _tasks_or_fail(tasks)
     fmt = _video_format_or_fail(video_format) if video else None
     trained_with_wandb = bool(_logging_section(resolved_file).get("log_to_wandb"))
     flags = cli_flags(
@@ -78,6 +90,7 @@ def eval_command(
         fail_on_config_error(exc)
     debug = debugging(debug)
     experiment = experiment_or_fail(config, debug, evaluation_only=True)
+    make_env, used_tasks = _task_env_or_fail(experiment.make_test_env, tasks)
     videos: list[Path] = []
     with one_line_errors(debug):
         experiment.start()
@@ -100,8 +113,11 @@ def eval_command(
                 request = VideoRequest(
                     experiment.paths.root / VIDEO_FOLDER, f"epoch_{label}", video_episodes, fmt
                 )
+            # Only the run's own test split logs as `test/`; other tasks get their own section, so that
+            # `amago compare` never takes a pass on training or held-out tasks for the run's test result.
+            section = "test" if tasks == "test" else f"test-{tasks}"
             metrics: dict[str, Any] = experiment.evaluate_test(
-                experiment.make_test_env, steps, episodes=episodes, video=request
+                make_env, steps, episodes=episodes, video=request, section=section
             )
             if request is not None:
                 videos = request.written()
@@ -114,7 +130,48 @@ def eval_command(
             experiment.close()
     if video:
         metrics["videos"] = [str(path) for path in videos]
+    metrics["tasks"] = used_tasks
     print_json(metrics)
+
+
+def _tasks_or_fail(tasks: str) -> str:
+    from amago_core.config.task_split import TASK_CHOICES
+    from amago_core.suggest import did_you_mean
+
+    if tasks not in TASK_CHOICES:
+        fail(f"--tasks {tasks!r} is not one of {', '.join(TASK_CHOICES)}.{did_you_mean(tasks, TASK_CHOICES)}")
+    return tasks
+
+
+def _task_env_or_fail(make_test_env: Any, tasks: str) -> tuple[Any, dict[str, Any]]:
+    """The env maker of ``--tasks`` and the ``tasks`` entry of the output (the choice and what it draws).
+
+    ``test`` keeps the run's own test maker (what ``amago eval`` always used); the others need the run's env
+    suite, which the makers of a config-built run carry.
+    """
+    from dataclasses import replace
+
+    from amago_core.config.task_split import UnseenEnvMaker, UnseenTasksError, suite_task_splits
+    from amago_core.experiment.pools import SuiteEnvMaker
+
+    if not isinstance(make_test_env, SuiteEnvMaker):
+        if tasks != "test":
+            fail(
+                f"--tasks {tasks} needs the run's env suite, but its envs come from Python env makers; use --tasks test"
+            )
+        return make_test_env, {"choice": tasks, "suite": None, "description": "the run's own test env makers"}
+    splits = suite_task_splits(make_test_env.suite)
+    try:
+        used = splits.tasks(tasks)
+    except UnseenTasksError as exc:
+        fail(str(exc))
+    entry = {"choice": tasks, "suite": splits.suite, **used.to_json()}
+    if tasks == "unseen":
+        return UnseenEnvMaker(make_test_env.suite), entry
+    if tasks == "test":
+        return make_test_env, entry
+    split: Literal["train", "val"] = "train" if tasks == "train" else "val"
+    return replace(make_test_env, split=split), entry
 
 
 def _video_format_or_fail(requested: str) -> VideoFormat:
@@ -153,6 +210,7 @@ def _take_trained_progress(experiment: Any, epoch: int | None) -> int | None:
     experiment.total_frames = progress.total_frames
     experiment.grad_update_counter = progress.grad_update_counter
     experiment.frames_by_env_name = dict(progress.frames_by_env_name)
+    experiment.training_wall_seconds = progress.wall_seconds  # `amago compare --x minutes` places it too
     return progress.epoch
 
 

@@ -67,6 +67,8 @@ class Progress:
         frames_by_env_name: env steps so far per env name.
         num_processes: data-parallel processes of the run that saved it.
         logger_step: records logged so far (the log backends' step counter).
+        wall_seconds: seconds :meth:`~amago_core.experiment.Experiment.learn` has run up to this state, summed
+            over the sessions of a resumed run (the records' ``wall_time_seconds``).
         format: the training-state layout version.
     """
 
@@ -76,6 +78,7 @@ class Progress:
     frames_by_env_name: dict[str, int] = field(default_factory=dict)
     num_processes: int = 1
     logger_step: int = 0
+    wall_seconds: float = 0.0
     format: int = STATE_FORMAT
 
     @classmethod
@@ -88,6 +91,7 @@ class Progress:
             frames_by_env_name={str(k): int(v) for k, v in dict(data["frames_by_env_name"]).items()},
             num_processes=int(data.get("num_processes", 1)),
             logger_step=int(data.get("logger_step", 0)),
+            wall_seconds=float(data.get("wall_seconds", 0.0)),
             format=int(data.get("format", 0)),
         )
 

@@ -41,6 +41,7 @@ from tqdm.auto import tqdm
 from amago_core.config.experiment import ExperimentConfig
 from amago_core.config.flat import SLOT_NAMES, flat_names, flat_value, with_settings
 from amago_core.config.resolve import RunPlan
+from amago_core.config.task_split import write_task_split
 from amago_core.data.batch import Batch
 from amago_core.data.dataset import RLDataset
 from amago_core.experiment.acting import run_policy
@@ -52,7 +53,7 @@ from amago_core.experiment.env_runner import EnvRunner
 from amago_core.experiment.fast_torch import skip_dynamo_import, untraced_adamw
 from amago_core.experiment.learner import Learner
 from amago_core.experiment.logger import RunLogger
-from amago_core.experiment.metrics import AVERAGE_RETURN_KEY, train_return_metrics
+from amago_core.experiment.metrics import AVERAGE_RETURN_KEY, WALL_TIME_KEY, train_return_metrics
 from amago_core.experiment.pools import EnvMakers, RolePool
 from amago_core.experiment.processes import ProcessRole, average_over_processes, gather
 from amago_core.experiment.progress import EpochReport, RunProgress, stderr_is_tty
@@ -207,6 +208,11 @@ class Experiment:
         """The whole-run progress of :meth:`learn` (main process, verbose), None outside it."""
         self.wall_seconds: float | None = None
         """Seconds the last :meth:`learn` took (None before it ran): the final summary's wall time."""
+        self._wall_seconds_done = 0.0
+        """Seconds :meth:`learn` ran before its current call: earlier calls, and the sessions before a resume (read
+        from the training state, so the records' wall time continues where the checkpoint left it)."""
+        self._wall_clock_since: float | None = None
+        """When the current :meth:`learn` began (``time.monotonic``); None outside it."""
         self.learn_start_counts: tuple[int, int] = (0, 0)
         """``(total_frames, grad_update_counter)`` when the last :meth:`learn` began (a resumed run starts above
         zero): the final summary's rates count only what this session did."""
@@ -528,6 +534,8 @@ class Experiment:
             atomic_write_json(self.paths.config, record, root=self.paths.root)
             if self.policy_spaces is not None:  # None: an init_envs override set the spaces itself
                 atomic_write_json(self.paths.spaces, self.policy_spaces.to_json(), root=self.paths.root)
+            # Which tasks train/val/test draw (task_split.json), so results say whether they are on held-out tasks.
+            write_task_split(self.paths.root, (self.make_train_env, self.make_val_env, self.make_test_env))
         self.logger = RunLogger(self.paths.root, record, enabled=main)
 
     def summary(self, env_summary: str) -> None:
@@ -639,8 +647,9 @@ class Experiment:
         save_trajs_to: str | Path | None = None,
         episodes: int | None = None,
         video: VideoRequest | None = None,
+        section: str = "test",
     ) -> dict[str, float]:
-        """One-off evaluation on new envs; logs under ``test/`` and returns this process's metrics.
+        """One-off evaluation on new envs; logs under ``section/`` and returns this process's metrics.
 
         Args:
             make_test_env: one env maker (repeated per actor) or one per actor.
@@ -651,6 +660,8 @@ class Experiment:
             episodes: stop once this many episodes finished.
             video: record the first episodes of test env 0 (main process only) as files (``video.written()``
                 lists them afterwards), also logged as ``test/videos`` to backends that take videos (wandb).
+            section: the records' section: ``test`` for the run's test split; ``amago eval --tasks unseen``
+                logs ``test-unseen`` so that a pass on other tasks never passes for the run's test result.
         """
         if not self._accelerator.is_main_process:
             video = None  # one process records
@@ -662,9 +673,9 @@ class Experiment:
             episodes=episodes,
             video=video,
         )
-        self._on_evaluation("test", average_over_processes(self._accelerator, metrics))
+        self._on_evaluation(section, average_over_processes(self._accelerator, metrics))
         if video is not None and self.logger is not None and (written := video.written()):
-            self.logger.log_videos(written, "test", self.x_axis_metrics())
+            self.logger.log_videos(written, section, self.x_axis_metrics())
         return metrics
 
     def _on_evaluation(self, split: str, metrics: dict[str, float]) -> None:
@@ -725,7 +736,7 @@ class Experiment:
         if self.evaluation_only:
             msg = "this Experiment was built with evaluation_only=True; build it without to train"
             raise RuntimeError(msg)
-        self._started_at = started = time.monotonic()
+        self._started_at = self._wall_clock_since = started = time.monotonic()
         self.learn_start_counts = (self.total_frames, self.grad_update_counter)
         if self._verbose_here:
             self._progress = RunProgress(
@@ -748,6 +759,8 @@ class Experiment:
                 raise failure from exc
             finally:
                 self.wall_seconds = time.monotonic() - started
+                self._wall_seconds_done = self.training_wall_seconds
+                self._wall_clock_since = None
                 # max_minutes bounds this loop, not the test pass a budget leaves time for.
                 self._started_at = None
                 if self._progress is not None:
@@ -890,13 +903,35 @@ class Experiment:
         return any(name is not None for name in gather(self._accelerator, self.stopped_by))
 
     # ---- logging -------------------------------------------------------------------------------------------
+    @property
+    def training_wall_seconds(self) -> float:
+        """Seconds :meth:`learn` has run over the whole run, resumes included (the records' wall time).
+
+        Only the training loop counts (with the evaluations inside it), not building envs or the test pass.
+        Work redone after a resume is counted once: a resumed run continues from its checkpoint's count, as its
+        curves continue from the checkpoint's epoch.
+        """
+        running = 0.0 if self._wall_clock_since is None else time.monotonic() - self._wall_clock_since
+        return self._wall_seconds_done + running
+
+    @training_wall_seconds.setter
+    def training_wall_seconds(self, seconds: float) -> None:
+        # A training state's count (an evaluation that takes the evaluated weights' x-axes sets it too).
+        self._wall_seconds_done = float(seconds)
+        if self._wall_clock_since is not None:  # set inside learn(): count this session's time from here
+            self._wall_clock_since = time.monotonic()
+
     def x_axis_metrics(self) -> dict[str, Any]:
-        """The x-axes attached to every record: frames (total and per env name), epoch, gradient steps."""
+        """The x-axes attached to every record: frames (total and per env name), epoch, gradient steps, and
+        training wall time (:data:`~amago_core.experiment.metrics.WALL_TIME_KEY`)."""
         axes: dict[str, Any] = {
             "total_frames": self.total_frames,
             "Epoch": self.epoch,
             "gradient_steps": self.grad_update_counter,
         }
+        if not self.evaluation_only or self._wall_seconds_done:
+            # An evaluation has no training clock: its records carry wall time only when it was given one.
+            axes[WALL_TIME_KEY] = round(self.training_wall_seconds, 3)
         for name, frames in sorted(self.frames_by_env_name.items()):
             axes[f"total_frames-{name}"] = frames
         return axes
@@ -939,6 +974,7 @@ class Experiment:
             frames_by_env_name=dict(self.frames_by_env_name),
             num_processes=self._accelerator.num_processes,
             logger_step=self.logger.step if self.logger is not None else 0,
+            wall_seconds=self.training_wall_seconds,
         )
 
     @property
@@ -1015,6 +1051,7 @@ class Experiment:
         progress = state.progress
         self.epoch, self.grad_update_counter = progress.epoch, progress.grad_update_counter
         self.total_frames, self.frames_by_env_name = progress.total_frames, dict(progress.frames_by_env_name)
+        self.training_wall_seconds = progress.wall_seconds
         if self.logger is not None:
             self.logger.step = progress.logger_step
 

@@ -13,6 +13,10 @@ EPISODIC_RETURN_KEY = "episodic_return"
 calls it ``ep_rew_mean``); ``episodic_return in {env name}`` per name."""
 EPISODES_KEY = "episodes"
 """``train/episodes``: how many train episodes finished in the epoch (``episodes in {env name}`` per name)."""
+WALL_TIME_KEY = "wall_time_seconds"
+"""The x-axis of training wall time on every record: seconds ``Experiment.learn`` has run, summed over the
+sessions of a resumed run (``amago compare --x minutes``). The name holds "time" and "seconds" so that the
+checks that compare two runs' records (which drop timing columns) leave it out."""
 
 
 def policy_metrics(stats: Mapping[str, Any]) -> dict[str, float]:

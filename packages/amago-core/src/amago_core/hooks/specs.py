@@ -62,7 +62,8 @@ class AmagoHookSpecs:
 
     @hookspec
     def amago_on_evaluation(self, experiment: Any, split: str, metrics: dict[str, Any]) -> None:
-        """Called after an evaluation; ``split`` is ``val`` or ``test``."""
+        """Called after an evaluation; ``split`` is ``val``, ``test``, or ``test-<tasks>`` for `amago eval --tasks`
+        on other tasks than the run's test split (``test-unseen``, ``test-train``, ``test-val``)."""
 
     @hookspec
     def amago_on_checkpoint(self, experiment: Any, epoch: int, path: Path) -> None:

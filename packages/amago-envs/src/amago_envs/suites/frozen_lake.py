@@ -1,26 +1,29 @@
 """Meta-Frozen-Lake: k attempts on one unknown random lake (AMAGO's intro to black-box meta-RL).
 
-Every ``reset`` draws a new lake. The agent then gets ``k_episodes`` attempts to walk from the top-left
-corner to the goal in the bottom-right corner without falling through a hole. An attempt ends at the goal,
-in a hole (unless ``recover_mode``) or at its step limit; the agent is then put back at the start of the
-*same* lake (a soft reset, flagged in the observation), so a memory-based policy can avoid the holes it
-found before. The whole env episode ends after the k-th attempt.
+Every ``reset`` draws a new lake: a fresh random one, or with ``train_tasks`` one of a finite pool of lake
+seeds (train and val) or a lake outside that pool (test, ``amago eval --tasks unseen``). The agent then gets
+``k_episodes`` attempts to walk from the top-left corner to the goal in the bottom-right corner without
+falling through a hole. An attempt ends at the goal, in a hole (unless ``recover_mode``) or at its step limit;
+the agent is then put back at the start of the *same* lake (a soft reset, flagged in the observation), so a
+memory-based policy can avoid the holes it found before. The whole env episode ends after the k-th attempt.
 """
 
 from __future__ import annotations
 
 import math
 from collections import deque
+from functools import lru_cache
 from typing import Any
 
 import gymnasium
 import numpy as np
 
-from amago_core.rollout.env import AMAGO_ENV_LOG_PREFIX
+from amago_core.config.task_split import TaskSet, TaskSplits
+from amago_core.rollout.env import AMAGO_ENV_LOG_PREFIX, AMAGOEnv
 from amago_envs.suites import grid_frames
 from amago_envs.suites.actions import is_discrete_action
 from amago_envs.suites.specs import FrozenLakeConfig
-from amago_envs.suites.suite import BuiltinSuite
+from amago_envs.suites.suite import BuiltinSuite, check_split
 
 ICE, HOLE, GOAL = 0, 1, 2
 _TILE_CHARS = {ICE: ".", HOLE: "H", GOAL: "G"}
@@ -37,6 +40,12 @@ HARD_MODE_NOISY_POSITION = 0.25
 HARD_MODE_BREAK_ICE = 0.33
 RECOVER_PENALTY = -0.1
 
+LAKE_SEED_LIMIT = 2**31
+"""Held-out lakes are drawn from lake seeds ``train_tasks`` up to this (exclusive)."""
+
+HELD_OUT_TRIES = 1000
+"""Held-out draws that land on a pool lake are redrawn at most this many times in a row before giving up."""
+
 
 def random_lake(size: int, rng: np.random.Generator) -> np.ndarray:
     """Draws a ``size`` x ``size`` lake with an ice path from ``(0, 0)`` to the goal at ``(size-1, size-1)``.
@@ -50,6 +59,30 @@ def random_lake(size: int, rng: np.random.Generator) -> np.ndarray:
         lake[-1, -1] = GOAL
         if _goal_reachable(lake):
             return lake
+
+
+def lake_of_seed(size: int, seed: int, hard_mode: bool = False) -> tuple[np.ndarray, bool]:
+    """The task of lake seed ``seed``: its lake and, in hard mode, whether actions 1 and 3 swap.
+
+    A seed always gives the same task, so a pool of seeds is a finite set of tasks.
+    """
+    rng = np.random.default_rng(seed)
+    lake = random_lake(size, rng)
+    return lake, bool(hard_mode and rng.random() < HARD_MODE_ACTION_SWAP)
+
+
+@lru_cache(maxsize=8)
+def pool_tasks(size: int, hard_mode: bool, train_tasks: int) -> frozenset[tuple[bytes, bool]]:
+    """The tasks (lake bytes, action swap) of lake seeds ``0..train_tasks-1``: what held-out draws must avoid.
+
+    Distinct seeds can give the same lake (the all-ice lake is common), so held-out lakes are checked by
+    content, not by seed. Cached: every held-out env of a process shares one set.
+    """
+    tasks = set()
+    for seed in range(train_tasks):
+        lake, swap = lake_of_seed(size, seed, hard_mode)
+        tasks.add((lake.tobytes(), swap))
+    return frozenset(tasks)
 
 
 def _goal_reachable(lake: np.ndarray) -> bool:
@@ -88,6 +121,12 @@ class MetaFrozenLake(gymnasium.Env[np.ndarray, np.int64]):
         show_k_progress: include the attempt counter in the observation.
         slip_chance: chance that a step moves in a uniformly random direction instead of the chosen one.
         render_mode: None, ``"ansi"`` (text) or ``"rgb_array"`` (a top-down picture).
+        train_tasks: None draws a fresh random lake per reset; a number restricts lakes to the tasks of lake
+            seeds ``0..train_tasks-1`` (:func:`lake_of_seed`), or with ``held_out`` to lakes outside them.
+        held_out: draw lakes outside the ``train_tasks`` pool (needs ``train_tasks``).
+
+    Attributes:
+        task_seed: the lake seed of the current lake (None for fresh random lakes or before the first reset).
     """
 
     metadata: dict[str, Any] = {"render_modes": ["ansi", "rgb_array"], "render_fps": 4}  # noqa: RUF012 - gymnasium's class attribute
@@ -102,7 +141,15 @@ class MetaFrozenLake(gymnasium.Env[np.ndarray, np.int64]):
         show_k_progress: bool = True,
         slip_chance: float = 0.0,
         render_mode: str | None = None,
+        train_tasks: int | None = None,
+        held_out: bool = False,
     ):
+        if train_tasks is not None and train_tasks < 1:
+            msg = f"train_tasks must be positive or None, got {train_tasks}."
+            raise ValueError(msg)
+        if held_out and train_tasks is None:
+            msg = "held_out lakes need a train_tasks pool to stay out of; set train_tasks."
+            raise ValueError(msg)
         if size < 2 or k_episodes < 1:
             msg = f"need size >= 2 and k_episodes >= 1, got size={size}, k_episodes={k_episodes}."
             raise ValueError(msg)
@@ -122,6 +169,9 @@ class MetaFrozenLake(gymnasium.Env[np.ndarray, np.int64]):
         self.show_k_progress = show_k_progress
         self.slip_chance = slip_chance
         self.render_mode = render_mode
+        self.train_tasks = train_tasks
+        self.held_out = held_out
+        self.task_seed: int | None = None
         if max_episode_steps is None:
             # More steps when moves can fail (slips) or the map fights back (hard mode).
             base = size**2 * (2 if hard_mode else 1)
@@ -137,9 +187,15 @@ class MetaFrozenLake(gymnasium.Env[np.ndarray, np.int64]):
     ) -> tuple[np.ndarray, dict[str, Any]]:
         """Draws a new lake (and, in hard mode, maybe swapped actions) and starts the first attempt."""
         super().reset(seed=seed)
-        self.lake = random_lake(self.size, self.np_random)
         self.moves = list(_MOVES)
-        if self.hard_mode and self.np_random.random() < HARD_MODE_ACTION_SWAP:
+        if self.train_tasks is None:
+            # Unchanged from before task pools existed, draw for draw: fixed-seed runs stay reproducible.
+            self.lake = random_lake(self.size, self.np_random)
+            swap = self.hard_mode and self.np_random.random() < HARD_MODE_ACTION_SWAP
+        else:
+            self.task_seed = self._draw_task_seed()
+            self.lake, swap = lake_of_seed(self.size, self.task_seed, self.hard_mode)
+        if swap:
             self.moves[1], self.moves[3] = self.moves[3], self.moves[1]
         self.current_k = 0
         self.attempt_successes: list[
@@ -147,6 +203,25 @@ class MetaFrozenLake(gymnasium.Env[np.ndarray, np.int64]):
         ] = []  # what the picture's band shows, one mark per finished attempt
         self._start_attempt()
         return self._observe(soft_reset=True), {}
+
+    def _draw_task_seed(self) -> int:
+        pool = self.train_tasks
+        if pool is None:
+            msg = "lake seeds are drawn only with a train_tasks pool."
+            raise RuntimeError(msg)
+        if not self.held_out:
+            return int(self.np_random.integers(pool))
+        taken = pool_tasks(self.size, self.hard_mode, pool)
+        for _ in range(HELD_OUT_TRIES):
+            seed = int(self.np_random.integers(pool, LAKE_SEED_LIMIT))
+            lake, swap = lake_of_seed(self.size, seed, self.hard_mode)
+            if (lake.tobytes(), swap) not in taken:
+                return seed
+        msg = (
+            f"{HELD_OUT_TRIES} held-out draws in a row gave lakes of the train_tasks={pool} pool: it covers "
+            f"(nearly) every {self.size}x{self.size} lake. Lower train_tasks or raise size."
+        )
+        raise ValueError(msg)
 
     def _start_attempt(self) -> None:
         # Holes broken in hard mode last for one attempt only: each attempt walks on the original lake.
@@ -258,8 +333,55 @@ class FrozenLakeSuite(BuiltinSuite):
             name += f"-slip{cfg.slip_chance:g}"
         return name
 
-    def make_gym_env(self) -> MetaFrozenLake:
-        """A fresh Meta-Frozen-Lake with this suite's options (``rgb_array`` rendering, for ``amago eval --video``)."""
+    def task_splits(self) -> TaskSplits:
+        """Fresh random lakes for every split, or (``train_tasks``) the seed pool for train/val, outside it for test."""
+        pool = self.config.train_tasks
+        if pool is None:
+            fresh = TaskSet("a fresh random lake per reset (every split draws from all lakes)", kind="fresh")
+            return TaskSplits(
+                suite=self.config.kind,
+                splits={"train": fresh, "val": fresh, "test": fresh},
+                hold_out_hint="set env.train_tasks (a pool of training lakes, e.g. 200) to hold lakes out.",
+            )
+        in_pool = TaskSet(f"lake seeds 0..{pool - 1} (the training pool)", kind="seeds", first=0, count=pool)
+        held_out = TaskSet(
+            f"lakes of seeds {pool}.. that are not in the training pool (held out)",
+            kind="seeds",
+            first=pool,
+            count=LAKE_SEED_LIMIT - pool,
+            held_out=True,
+        )
+        return TaskSplits(
+            suite=self.config.kind,
+            splits={"train": in_pool, "val": in_pool, "test": held_out},
+            unseen=held_out,
+        )
+
+    def make_env(self, split: str = "train") -> AMAGOEnv:
+        """One Meta-Frozen-Lake for ``split`` in ``AMAGOEnv`` (test lakes are held out when ``train_tasks`` is set).
+
+        Raises:
+            ValueError: ``split`` is not train, val or test.
+        """
+        check_split(split)
+        return AMAGOEnv(self.make_gym_env(split), env_name=self.env_name)
+
+    def make_unseen_env(self) -> AMAGOEnv:
+        """One Meta-Frozen-Lake on lakes outside the ``train_tasks`` pool.
+
+        Raises:
+            UnseenTasksError: ``train_tasks`` is not set (every lake is a fresh random one).
+        """
+        self.task_splits().tasks("unseen")  # raises, saying to set train_tasks, when nothing is held out
+        return AMAGOEnv(self._lake_env(held_out=True), env_name=self.env_name)
+
+    def make_gym_env(self, split: str = "train") -> MetaFrozenLake:
+        """A fresh Meta-Frozen-Lake of ``split`` with this suite's options (``rgb_array`` rendering, for ``amago eval
+        --video``); the split matters only with ``train_tasks`` (test: held-out lakes)."""
+        check_split(split)
+        return self._lake_env(held_out=self.config.train_tasks is not None and split == "test")
+
+    def _lake_env(self, held_out: bool) -> MetaFrozenLake:
         cfg = self.config
         return MetaFrozenLake(
             size=cfg.size,
@@ -270,4 +392,6 @@ class FrozenLakeSuite(BuiltinSuite):
             show_k_progress=cfg.show_k_progress,
             slip_chance=cfg.slip_chance,
             render_mode="rgb_array",
+            train_tasks=cfg.train_tasks,
+            held_out=held_out,
         )

@@ -117,6 +117,12 @@ class FrozenLakeConfig(EnvSuiteConfig):
     slip_chance: float = Field(0.0, ge=0.0, lt=1.0)
     """Chance that a step goes in a random direction instead of the chosen one."""
 
+    train_tasks: int | None = Field(None, ge=1, le=100_000)
+    """Size of a finite pool of training lakes: train and val envs draw each lake from lake seeds
+    0..train_tasks-1, test envs (and `amago eval --tasks unseen`) from lakes outside the pool. None: every
+    reset draws a fresh random lake for every split (nothing held out). At most 100,000: held-out envs list
+    the pool's lakes once per process (about 1 s per 10,000)."""
+
     whole_episode_memory: ClassVar[bool] = True
 
     @field_validator("task")

@@ -5,6 +5,7 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from typing import TYPE_CHECKING, Any, ClassVar
 
+from amago_core.config.task_split import SPLIT_NAMES, TaskSet, TaskSplits, UnseenTasksError
 from amago_core.rollout.env import AMAGOEnv
 from amago_core.suggest import did_you_mean
 
@@ -27,9 +28,11 @@ def check_split(split: str) -> None:
 class BuiltinSuite(ABC):
     """A configured env suite: makes fresh environments of one task for an experiment.
 
-    The built-in suites generate a new random task (lake, maze, room, goal side) on every ``reset``, so
+    Most built-in suites generate a new random task (lake, maze, room, goal side) on every ``reset``, so
     the train, val and test splits draw from the same distribution; the split is still checked so that
-    a typo fails here rather than silently training on the wrong data.
+    a typo fails here rather than silently training on the wrong data. Suites that separate tasks (xland,
+    metaworld, procgen, babyai, Meta-Frozen-Lake with ``train_tasks``) say so in :meth:`task_splits` and
+    build held-out envs with :meth:`make_unseen_env`.
 
     Attributes:
         config: the validated suite config.
@@ -92,6 +95,27 @@ class BuiltinSuite(ABC):
         """
         check_split(split)
         return AMAGOEnv(self.make_gym_env(), env_name=self.env_name)
+
+    def task_splits(self) -> TaskSplits:
+        """What each split draws; by default every split draws from the one distribution (nothing held out)."""
+        same = TaskSet("the suite's whole task distribution (every split draws from it)", kind="same")
+        return TaskSplits(
+            suite=self.config.kind,
+            splits=dict.fromkeys(SPLIT_NAMES, same),
+            hold_out_hint=f"{type(self).__name__} draws every split from one task distribution and has no option to "
+            "hold tasks out; evaluate with --tasks test (or val).",
+        )
+
+    def make_unseen_env(self) -> Any:
+        """One env on held-out tasks: the ``test`` split's env when :meth:`task_splits` says it is held out.
+
+        Raises:
+            UnseenTasksError: the suite cannot make held-out tasks (the message says what to set instead).
+        """
+        splits = self.task_splits()
+        if splits.unseen is None:
+            raise UnseenTasksError(splits.cannot_tell_message())
+        return self.make_env("test")
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}(env_name={self.env_name!r})"

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from amago_core.config.task_split import TaskSet, TaskSplits
 from amago_core.rollout.env import AMAGOEnv
 from amago_envs.suites.babyai.env import MultitaskBabyAI
 from amago_envs.suites.babyai.specs import MULTITASK, MULTITASK_LEVELS, BabyAIConfig
@@ -47,6 +48,34 @@ class BabyAISuite(BuiltinSuite):
             msg = f"train_seeds={self.config.train_seeds} leaves no layouts for val/test; use < {SEED_LIMIT}."
             raise ValueError(msg)
         return (0, self.config.train_seeds) if split == "train" else (self.config.train_seeds, SEED_LIMIT)
+
+    def task_splits(self) -> TaskSplits:
+        """Train: layout seeds ``[0, train_seeds)`` (and, for multitask, ``train_levels`` levels); val, test and
+        unseen: the layout seeds above them on every level."""
+        train_low, train_high = self.seed_range("train")
+        low, high = self.seed_range("test")
+        train_levels = self.levels("train")
+        levels = "" if train_levels == self.levels("test") else f" of {len(train_levels)} picked levels"
+        train = TaskSet(
+            f"layout seeds {train_low}..{train_high - 1}{levels}",
+            kind="seeds",
+            first=train_low,
+            count=train_high - train_low,
+            names=train_levels,
+        )
+        held_out = TaskSet(
+            f"layout seeds {low}..{high - 1} (held out)",
+            kind="seeds",
+            first=low,
+            count=high - low,
+            names=self.levels("test"),
+            held_out=True,
+        )
+        return TaskSplits(
+            suite=self.config.kind,
+            splits={"train": train, "val": held_out, "test": held_out},
+            unseen=held_out,
+        )
 
     def make_gym_env(self, split: str = "train") -> MultitaskBabyAI:
         """The meta-RL env for ``split`` (levels and layout seeds depend on it)."""

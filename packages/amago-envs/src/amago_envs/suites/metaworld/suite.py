@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from amago_core.config.task_split import TaskSet, TaskSplits
 from amago_core.rollout.env import AMAGOEnv
 from amago_envs.suites.metaworld.kshot import KShotMetaworld
 from amago_envs.suites.metaworld.specs import MetaworldConfig
@@ -29,6 +30,31 @@ class MetaworldSuite(BuiltinSuite):
     def env_name(self) -> str:
         """The benchmark (``ml45``); envs name themselves by the Meta-World environment of each meta-episode."""
         return self.task or self.default_task
+
+    def task_splits(self) -> TaskSplits:
+        """Train and val: the benchmark's train tasks; test and unseen: its test tasks (ML benchmarks only)."""
+        bench = self.env_name
+        train = TaskSet(f"{bench} train tasks (benchmark_seed={self.config.benchmark_seed})", kind="tasks")
+        if not bench.startswith("ml"):
+            return TaskSplits(
+                suite=self.config.kind,
+                splits={"train": train, "val": train, "test": train},
+                hold_out_hint=f"{bench} is a multi-task benchmark without test tasks; use an ML benchmark "
+                "(metaworld-ml1-<env>, -ml10, -ml25, -ml45) to evaluate on held-out tasks.",
+            )
+        if bench.startswith("ml1-") and self.config.benchmark_seed is None:
+            # Without a seed each process draws its train and test goals anew: nothing is kept out of training.
+            test = TaskSet(f"{bench} test goals, drawn anew in each process (not held out)", kind="tasks")
+            return TaskSplits(
+                suite=self.config.kind,
+                splits={"train": train, "val": train, "test": test},
+                hold_out_hint="ML1 holds goals out only with a fixed benchmark_seed; set env.benchmark_seed.",
+            )
+        what = "goals" if bench.startswith("ml1-") else "environments"
+        test = TaskSet(f"{bench} test tasks (held-out {what})", kind="tasks", held_out=True)
+        return TaskSplits(
+            suite=self.config.kind, splits={"train": train, "val": train, "test": test}, unseen=test
+        )
 
     def make_gym_env(self, split: str = "train") -> KShotMetaworld:
         """The k-shot env on the ``train`` (train and val) or ``test`` tasks."""

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from amago_core.config.task_split import TaskSet, TaskSplits
 from amago_core.rollout.env import AMAGOEnv
 from amago_envs.suites.procgen.specs import TASK_GAMES, TASK_HORIZONS, TASK_REWARD_SCALES, ProcgenConfig
 from amago_envs.suites.procgen.two_attempt import TwoAttemptProcgen
@@ -41,6 +42,24 @@ class ProcgenSuite(BuiltinSuite):
         if split == "train":
             return 0, self.config.train_seeds
         return self.config.train_seeds + 1, MAX_LEVEL
+
+    def task_splits(self) -> TaskSplits:
+        """Train levels ``0..train_seeds``; val, test and unseen: the levels above them."""
+        low, high = self.level_range("train")
+        first, last = self.level_range("test")
+        train = TaskSet(f"levels {low}..{high} (every game)", kind="levels", first=low, count=high - low + 1)
+        held_out = TaskSet(
+            f"levels {first}..{last} (every game; held out)",
+            kind="levels",
+            first=first,
+            count=last - first + 1,
+            held_out=True,
+        )
+        return TaskSplits(
+            suite=self.config.kind,
+            splits={"train": train, "val": held_out, "test": held_out},
+            unseen=held_out,
+        )
 
     def make_gym_env(self, split: str = "train") -> TwoAttemptProcgen:
         """The two-attempt env for ``split`` with the task's games, horizon and reward scales."""

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from functools import cached_property
 
+from amago_core.config.task_split import TaskSet, TaskSplits
 from amago_core.rollout.env import AMAGOEnv
 from amago_core.suggest import did_you_mean
 from amago_envs.suites.suite import BuiltinSuite, check_split
@@ -47,6 +48,36 @@ class XLandSuite(BuiltinSuite):
         else:
             pool = load_benchmark_rulesets(self.required_task)
         return pool.split(cfg.train_fraction, seed=cfg.ruleset_seed)
+
+    def task_splits(self) -> TaskSplits:
+        """Train: the ``train_fraction`` part of the ruleset pool; val, test and unseen: the held-out rest."""
+        cfg = self.config
+        order = f"shuffled with ruleset_seed={cfg.ruleset_seed}"
+        if self.task in LOCAL_LEVELS:
+            total = cfg.num_rulesets
+            # The cut Rulesets.split makes, computed without generating the pool.
+            cut = min(max(int(total * cfg.train_fraction), 1), total - 1)
+            train = TaskSet(
+                f"rulesets 0..{cut - 1} of {total} generated ({order})", kind="rulesets", first=0, count=cut
+            )
+            held_out = TaskSet(
+                f"rulesets {cut}..{total - 1} of {total} generated ({order}; held out)",
+                kind="rulesets",
+                first=cut,
+                count=total - cut,
+                held_out=True,
+            )
+        else:
+            share = f"{cfg.train_fraction:g}"
+            train = TaskSet(f"the first {share} of benchmark {self.task} ({order})", kind="rulesets", first=0)
+            held_out = TaskSet(
+                f"the rest of benchmark {self.task} after the first {share} ({order}; held out)",
+                kind="rulesets",
+                held_out=True,
+            )
+        return TaskSplits(
+            suite=cfg.kind, splits={"train": train, "val": held_out, "test": held_out}, unseen=held_out
+        )
 
     def rulesets(self, split: str) -> Rulesets:
         """The ruleset pool of ``split`` (train: the train part; val and test: the held-out part).
