@@ -56,7 +56,7 @@ def no_training(monkeypatch) -> list:
 
 def test_the_main_job_smoke_runs_and_tiny_configs_are_never_measured():
     preset, _ = _resolved({"env": "tmaze-passive"}, [])
-    default = resolve_config([], {}, [], default_job=run_cmd._default_job())
+    default = resolve_config([], {}, [], default_job=run_cmd.default_job())
     assert floor_seconds(default) < ESTIMATE_ABOVE_SECONDS / 10  # ~25 s for a ~3 min run
     user = merge_sources([], {"env": "tmaze-passive"}, [])
     smoke = apply_sizing(preset, size_schedule(preset, user, 32, smoke=True))

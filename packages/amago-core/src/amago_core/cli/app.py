@@ -8,7 +8,7 @@ from typing import Annotated
 
 import typer
 
-from amago_core.cli import config_cmd, disk_report, doctor, eval_cmd, listing, plugin_new, run_cmd
+from amago_core.cli import config_cmd, disk_report, doctor, eval_cmd, listing, plugin_new, run_cmd, sweep_cmd
 from amago_core.cli.compare_cmd import compare_command
 from amago_core.cli.export_cmd import export_command
 from amago_core.cli.help_format import show_flags_without_a_type
@@ -28,6 +28,7 @@ app = typer.Typer(
 app.callback()(top_level_options)  # `amago --version`
 app.add_typer(config_cmd.app, name="config")
 app.add_typer(plugin_new.app, name="plugin")
+app.add_typer(sweep_cmd.app, name="sweep")
 
 GroupArgument = Annotated[
     str | None,

@@ -33,13 +33,23 @@ Overrides = Annotated[
     typer.Option("-o", "--override", help="section.field=value; repeatable, highest precedence."),
 ]
 
+# The component options `amago run` and `amago sweep` share (one definition each).
+EnvOption = Annotated[
+    str | None, typer.Option("--env", help="Env id, e.g. tmaze-passive (see `amago list envs`).")
+]
+TstepEncoderOption = Annotated[str | None, typer.Option("--tstep-encoder", help="Timestep encoder name.")]
+TrajEncoderOption = Annotated[str | None, typer.Option("--traj-encoder", help="Trajectory encoder name.")]
+AgentOption = Annotated[str | None, typer.Option("--agent", help="Agent name.")]
+ExplorationOption = Annotated[str | None, typer.Option("--exploration", help="Exploration name.")]
+
 
 def cli_flags(**values: Any) -> dict[str, Any]:
     """CLI flags as a config dict (None: not given)."""
     return {key: value for key, value in values.items() if value is not None}
 
 
-def _default_job() -> dict[str, Any] | None:
+def default_job() -> dict[str, Any] | None:
+    """The base layer when no source names an env: the embedded main job a plugin (``amago``) provides."""
     from amago_core.hooks.manager import hook_manager
 
     return hook_manager().hook.amago_default_job()
@@ -70,7 +80,7 @@ def resolve_run_config(
             fail(f"cannot resume {resume}: it has no {RUN_RECORD_NAME} (is it a run folder?)")
         sources.insert(0, resolved)
     try:
-        plan = plan_run(sources, flags, overrides, default_job=_default_job())
+        plan = plan_run(sources, flags, overrides, default_job=default_job())
     except (ConfigSourceError, ValidationError, PluginError) as exc:
         fail_on_config_error(exc)
     if plan.config.env is None:
@@ -125,17 +135,11 @@ def _refuse_changes_on_resume(resume: Path, record: Mapping[str, Any], config: d
 
 
 def run_command(
-    env: Annotated[
-        str | None, typer.Option("--env", help="Env id, e.g. tmaze-passive (see `amago list envs`).")
-    ] = None,
-    tstep_encoder: Annotated[
-        str | None, typer.Option("--tstep-encoder", help="Timestep encoder name.")
-    ] = None,
-    traj_encoder: Annotated[
-        str | None, typer.Option("--traj-encoder", help="Trajectory encoder name.")
-    ] = None,
-    agent: Annotated[str | None, typer.Option("--agent", help="Agent name.")] = None,
-    exploration: Annotated[str | None, typer.Option("--exploration", help="Exploration name.")] = None,
+    env: EnvOption = None,
+    tstep_encoder: TstepEncoderOption = None,
+    traj_encoder: TrajEncoderOption = None,
+    agent: AgentOption = None,
+    exploration: ExplorationOption = None,
     config: ConfigFiles = None,
     override: Overrides = None,
     dry_run: Annotated[bool, typer.Option("--dry-run", help="Print the resolved config and stop.")] = False,

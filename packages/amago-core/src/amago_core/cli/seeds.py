@@ -12,7 +12,6 @@ memory) takes no other seed with it. torch is never imported here.
 from __future__ import annotations
 
 import json
-import os
 import signal
 import subprocess
 import sys
@@ -23,6 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from amago_core.cli.child_runs import child_run_command, last_line, start_child
 from amago_core.experiment.run_dir import SEED_GROUP_RECORD, atomic_write_json
 
 GROUP_RECORD_NAME = SEED_GROUP_RECORD
@@ -123,35 +123,20 @@ def seed_command(
     overrides: Sequence[str] = (),
     allow_traj_pickles: bool = False,
 ) -> list[str]:
-    """The ``amago run`` process of one seed: a fresh start from the group config, or ``--resume`` of its folder.
-
-    Preflight is skipped: the driver checked the config once, and a wall-time estimate per seed would only
-    repeat itself. ``allow_traj_pickles`` is this invocation's choice, passed on (never read from the group).
-    """
-    command = [sys.executable, "-m", "amago_core.cli.app", "run", "--no-preflight"]
-    if allow_traj_pickles:
-        command.append("--allow-traj-pickles")
-    for item in overrides:
-        command += ["-o", item]
+    """The ``amago run`` process of one seed: a fresh start from the group config, or ``--resume`` of its folder
+    (see :func:`~amago_core.cli.child_runs.child_run_command`)."""
     if resume:
-        return [*command, "--resume", str(group.run_dir(seed))]
-    return [
-        *command,
-        *("-c", str(group.config), "--seed", str(seed), "--name", f"seed_{seed}"),
-        *(
-            "-o",
-            f"run.ckpt_base_dir={group.root}",
-        ),  # the group folder as given now, not where it was first made
-    ]
-
-
-def last_line(path: Path) -> str:
-    """The last non-empty line of a log (what a failed seed reports), or a note that there is none."""
-    try:
-        lines = [line.strip() for line in path.read_text(errors="replace").splitlines() if line.strip()]
-    except OSError:
-        return "(no log)"
-    return lines[-1] if lines else "(empty log)"
+        return child_run_command(
+            resume=group.run_dir(seed), overrides=overrides, allow_traj_pickles=allow_traj_pickles
+        )
+    return child_run_command(
+        config=group.config,
+        name=f"seed_{seed}",
+        base_dir=group.root,
+        seed=seed,
+        overrides=overrides,
+        allow_traj_pickles=allow_traj_pickles,
+    )
 
 
 def run_seeds(
@@ -174,7 +159,6 @@ def run_seeds(
     pending = list(commands)
     running: dict[int, subprocess.Popen[bytes]] = {}
     codes: dict[int, int] = {}
-    environment = {**os.environ, "PYTHONUNBUFFERED": "1"}  # a log that shows how far a seed got
 
     def finish(seed: int, code: int) -> None:
         codes[seed] = code
@@ -195,15 +179,7 @@ def run_seeds(
         while pending or running:
             while pending and len(running) < parallel:
                 seed = pending.pop(0)
-                logs[seed].parent.mkdir(parents=True, exist_ok=True)
-                with logs[seed].open("ab") as log:
-                    running[seed] = subprocess.Popen(
-                        list(commands[seed]),
-                        stdin=subprocess.DEVNULL,
-                        stdout=log,
-                        stderr=subprocess.STDOUT,
-                        env=environment,
-                    )
+                running[seed] = start_child(commands[seed], logs[seed])
             for seed, process in list(running.items()):
                 code = process.poll()
                 if code is not None:
