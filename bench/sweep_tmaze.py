@@ -7,7 +7,7 @@ end of the corridor). The sweep file searches ``optim.learning_rate`` (log-unifo
 seed, steps and objective as every other trial. Prints the machine (CPU flags, load), the trials by state, the
 wall time, the default's score beside the best one, and the best values.
 
-Run: ``.venv/bin/python bench/sweep_tmaze.py [--trials 12 --parallel 2 --steps 6000 --out /tmp/sweep-bench]``.
+Run: ``.venv/bin/python bench/sweep_tmaze.py [--trials 12 --parallel 2 --steps 4000 --out /tmp/amago-sweep-bench]``.
 """
 
 from __future__ import annotations
@@ -49,9 +49,9 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--trials", type=int, default=12)
     parser.add_argument("--parallel", type=int, default=2)
-    parser.add_argument("--steps", default="6000", help="train env steps of each trial")
+    parser.add_argument("--steps", default="4000", help="train env steps of each trial")
     parser.add_argument("--corridor", type=int, default=30)
-    parser.add_argument("--last", type=int, default=3, help="evaluations averaged into a trial's score")
+    parser.add_argument("--last", type=int, default=2, help="evaluations averaged into a trial's score")
     parser.add_argument("--out", type=Path, default=Path("/tmp/amago-sweep-bench"))
     args = parser.parse_args()
 

@@ -14,7 +14,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any, NoReturn
 
 import typer
 
@@ -194,6 +194,11 @@ def _start(
 
     try:
         spec = read_sweep_spec(space)
+    except ValidationError as exc:
+        _fail_on_sweep_file(exc, space)
+    except ConfigSourceError as exc:
+        fail(str(exc))
+    try:
         merged = merge_layers(read_sources(files, flags, overrides, environ={}))
     except (ConfigSourceError, ValidationError) as exc:
         fail_on_config_error(exc)
@@ -262,6 +267,16 @@ def _start(
         f"(study: {record['storage']})\n"
     )
     return _drive(folder, settings, study, connect, allow_traj_pickles)
+
+
+def _fail_on_sweep_file(exc: Any, path: Path | str) -> NoReturn:
+    """Exits 2 with one line per problem of a sweep file, each naming the file."""
+    from amago_core.config.errors import describe_validation_error
+
+    lines = describe_validation_error(exc, source=f"sweep file {path}")
+    for line in lines[:-1]:
+        sys.stderr.write(f"amago: error: {line}\n")
+    fail(lines[-1])
 
 
 def _default_base_dir() -> str:
@@ -340,7 +355,7 @@ def _resume(
     try:
         spec = SweepSpec.model_validate(record.get("spec"))
     except ValidationError as exc:
-        fail_on_config_error(exc)
+        _fail_on_sweep_file(exc, folder.record)
     external = bool(record.get("external_storage"))
     if external and storage is None:
         fail(
