@@ -121,6 +121,14 @@ class RunSection(StrictModel):
     """`both` collects and learns; `collect` only acts and writes the buffer; `learn` only trains from it."""
     torch_threads: int | None = Field(None, gt=0)
     """CPU threads for torch per process. None: half the cores per process (1 on a 2-core machine)."""
+    compile: Literal["auto", "on", "off"] = "auto"
+    """`torch.compile` the update (the agent's forward and backward) and the rollout policy step. `off`: eager.
+    `on`: both compiled; where compilation fails (no C++ compiler, an unsupported op: AMAGO#83) one line says so
+    and that part runs eagerly from the failed step on (the step is redone, not lost). `auto`: the update compiled
+    on CUDA, everything else eager. Measured on a 2-core CPU (bench/compile_speed.py): compiling costs 5-240 s per
+    part in a fresh process, for updates 0.7-1.7x as fast as eager (ff/GRU/Transformer/Mamba), which short CPU runs
+    never earn back; ff/GRU/Mamba rollout steps ran 1.3-4.5x faster compiled, but the Transformer's recompiles as
+    its KV cache grows (16-28x slower than eager)."""
 
 
 class RolloutSection(StrictModel):
@@ -194,10 +202,13 @@ class OptimSection(StrictModel):
     """Global gradient-norm clip."""
     l2_coeff: float = Field(1e-3, ge=0)
     """AdamW weight decay."""
-    mixed_precision: Literal["no", "fp16", "bf16"] = "no"
-    """Autocast of the forward passes; parameters and the update stay fp32. `bf16` works on GPUs that support it
-    and on CPUs (fastest with avx512_bf16/AMX; on a CPU only the training forward is cast, rollouts stay fp32);
-    `fp16` uses a gradient scaler (GPU)."""
+    mixed_precision: Literal["auto", "no", "fp16", "bf16"] = "auto"
+    """Autocast of the forward passes; parameters and the update stay fp32. `auto`: `bf16` where the training
+    device computes it natively (a CUDA GPU with bf16; a CPU with avx512_bf16 or AMX, detected at start), `no`
+    (fp32) elsewhere; the run records the precision it resolved to, and a resume keeps the recorded one. `bf16`
+    and `fp16` are used as asked (on a CPU only the training forward is cast, rollouts stay fp32; a CPU without
+    native support emulates them, tens of times slower, and start says so); `fp16` uses a gradient scaler
+    (GPU)."""
     optimizer: Literal["adamw", "adamw_rel"] = "adamw"
     """`adamw`: torch's AdamW. `adamw_rel`: AdamW on relative time (AMAGO's `AdamWRel`, Ellis et al. 2024): every
     `reset_interval` optimiser steps Adam's step count returns to 0 (the moments are kept), so each stretch of

@@ -22,6 +22,7 @@ RESUMABLE_SETTINGS: tuple[str, ...] = (
     "run.mode",
     "run.torch_threads",
     "run.deterministic",
+    "run.compile",  # how the same arithmetic is run (torch.compile or eager), not what was trained
     "schedule.*",
     "logging.*",
     "rollout.*",
@@ -48,7 +49,13 @@ RESUMABLE_SETTINGS: tuple[str, ...] = (
 )
 """Settings that may differ from the run's record on ``--resume`` (``section.*``: the whole section). Anything
 else (the env, the components and their options, ``run.max_seq_len``, ``run.seed``, ``optim.mixed_precision``,
-``replay.relabeler``) is what the saved state was trained with."""
+``replay.relabeler``) is what the saved state was trained with. ``optim.mixed_precision=auto`` is the one value
+such a setting may be given on resume: the run keeps the precision its record holds (see
+:data:`KEEPS_RECORDED`)."""
+
+KEEPS_RECORDED: dict[str, Any] = {"optim.mixed_precision": "auto"}
+"""Values that resolve at start to what the resumed run's record holds: asking for them on resume changes
+nothing (``auto`` precision resumes in the precision the run used)."""
 
 COMPONENT_SLOTS = SLOT_KEYS
 """The top-level settings that name a component: one changed to another kind is named as such."""
@@ -121,8 +128,16 @@ def may_change_on_resume(key: str) -> bool:
 
 
 def refused_changes(saved: Mapping[str, Any], new: Mapping[str, Any]) -> list[SettingChange]:
-    """The changes a resume may not make (see :data:`RESUMABLE_SETTINGS`)."""
-    return [change for change in setting_changes(saved, new) if not may_change_on_resume(change.key)]
+    """The changes a resume may not make (see :data:`RESUMABLE_SETTINGS` and :data:`KEEPS_RECORDED`)."""
+    return [
+        change
+        for change in setting_changes(saved, new)
+        if not may_change_on_resume(change.key) and not _keeps_recorded(change)
+    ]
+
+
+def _keeps_recorded(change: SettingChange) -> bool:
+    return change.key in KEEPS_RECORDED and change.new == KEEPS_RECORDED[change.key]
 
 
 def describe_changes(changes: list[SettingChange], limit: int = 4) -> str:

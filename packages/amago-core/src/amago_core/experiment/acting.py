@@ -5,7 +5,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
+from functools import partial
 from typing import Any
+from weakref import WeakKeyDictionary
 
 import numpy as np
 import torch
@@ -13,6 +15,7 @@ from tqdm.auto import tqdm
 
 from amago_core.data.timestep import Timestep
 from amago_core.experiment.agent_api import RolloutPolicy
+from amago_core.experiment.fast_torch import CompiledOrEager
 from amago_core.rollout import VectorPool
 
 
@@ -30,6 +33,22 @@ def policy_input(
 def env_actions(actions: torch.Tensor) -> np.ndarray:
     """The policy's (B, 1, ...) actions as the (B, ...) array a pool steps with."""
     return actions[:, 0].cpu().numpy()
+
+
+_COMPILED_STEPS: WeakKeyDictionary[Any, CompiledOrEager] = WeakKeyDictionary()
+"""Each policy's compiled ``get_actions``, kept across interactions so that it compiles once per policy."""
+
+
+def compiled_step(policy: RolloutPolicy) -> CompiledOrEager:
+    """``policy.get_actions`` compiled (eager from its first failure on), one per policy object.
+
+    The unbound method is compiled and handed the policy: a bound one held in the cache would keep its policy
+    (the weak key) alive for ever.
+    """
+    step = _COMPILED_STEPS.get(policy)
+    if step is None:
+        step = _COMPILED_STEPS[policy] = CompiledOrEager(type(policy).get_actions, "rollout policy step")
+    return step
 
 
 @dataclass
@@ -63,12 +82,14 @@ def run_policy(
     progress: bool = False,
     desc: str = "interact",
     should_stop: Callable[[], bool] | None = None,
+    compile: bool = False,
 ) -> Rollout:
     """Steps ``envs`` with ``policy`` for ``timesteps`` steps, or until ``episodes`` episodes finished.
 
     Without a ``timestep`` to continue from, the pool is reset (its first reset seeded by the pool) and the
     memory starts fresh. After every step, the memory of the rows whose episode ended is reset. ``should_stop``
-    is asked after every step (a stop signal ends the interaction early).
+    is asked after every step (a stop signal ends the interaction early). ``compile`` runs the policy step
+    compiled (:func:`compiled_step`; ``run.compile`` resolved), eagerly from the first step compilation breaks.
     """
     policy.eval()
     envs.reset_stats()
@@ -80,11 +101,12 @@ def run_policy(
     frames_before = envs.stats().get("frames_by_env_name", {})
     finished = 0
     bar = tqdm(total=timesteps, desc=desc, leave=False, disable=not progress)
+    get_actions = partial(compiled_step(policy), policy) if compile else policy.get_actions
     with torch.no_grad():
         for _ in range(timesteps):
             obs, rl2, time_idx = policy_input(timestep, device)
             with caster():
-                actions, hidden_state = policy.get_actions(obs, rl2, time_idx, hidden_state, sample=sample)
+                actions, hidden_state = get_actions(obs, rl2, time_idx, hidden_state, sample=sample)
             result = envs.step(env_actions(actions))
             timestep = result.timestep
             done = np.asarray(result.done).reshape(-1)

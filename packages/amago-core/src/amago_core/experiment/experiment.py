@@ -50,7 +50,8 @@ from amago_core.experiment.checkpoints import Progress, TrainingState
 from amago_core.experiment.collectors import Collector, build_collector
 from amago_core.experiment.components import RunComponents, UserClass
 from amago_core.experiment.env_runner import EnvRunner
-from amago_core.experiment.fast_torch import skip_dynamo_import, untraced_adamw
+from amago_core.experiment.fast_torch import compile_wanted, skip_dynamo_import, untraced_adamw
+from amago_core.experiment.hardware import PrecisionChoice
 from amago_core.experiment.learner import Learner
 from amago_core.experiment.logger import RunLogger
 from amago_core.experiment.metrics import AVERAGE_RETURN_KEY, WALL_TIME_KEY, train_return_metrics
@@ -79,6 +80,7 @@ from amago_core.experiment.run_inputs import (
 from amago_core.experiment.run_lock import RunLock, hold_run
 from amago_core.experiment.safe_state import DamagedStateError
 from amago_core.experiment.setup import (
+    choose_run_precision,
     configure_dataset,
     configure_torch,
     default_dataset,
@@ -86,6 +88,7 @@ from amago_core.experiment.setup import (
     open_accelerator,
     remove_empty_dirs,
     with_agreed_seed,
+    with_precision,
 )
 from amago_core.experiment.shared_run import agree_on_config, check_shared_folders
 from amago_core.experiment.signals import TIME_LIMIT, stop_on_signals
@@ -195,6 +198,8 @@ class Experiment:
         self.train_dloader: DataLoader | None = None
         self.policy_spaces: PolicySpaces | None = None
         """The spaces ``init_envs`` read (recorded as ``spaces.json``); None when an override set them itself."""
+        self.precision: PrecisionChoice | None = None
+        """The precision ``optim.mixed_precision`` resolved to at start, and why (recorded in the provenance)."""
         self._run_lock: RunLock | None = None
         self._started = False
         self._write_failed = False
@@ -361,7 +366,7 @@ class Experiment:
     def training_caster(self) -> AbstractContextManager[Any]:
         """Autocast context of the training forward under mixed precision, on any device (no-op otherwise)."""
         precision = self.config.optim.mixed_precision
-        if precision == "no":
+        if precision not in ("bf16", "fp16"):  # fp32, or `auto` before start() resolved it
             return nullcontext()
         dtype = torch.bfloat16 if precision == "bf16" else torch.float16
         return torch.autocast(device_type=self.DEVICE.type, dtype=dtype)
@@ -390,7 +395,16 @@ class Experiment:
             raise
 
     def _start(self, resume: bool) -> None:
+        # `auto` becomes the precision used here, before the accelerator takes it: the config (and so the record,
+        # the autocast and the summary) holds the resolved value.
+        self.precision = choose_run_precision(self.config, self.paths, resume=resume)
+        self.config = with_precision(self.config, self.precision)
         self.accelerator = accelerator = open_accelerator(self.config)
+        warning = self.precision.warning()
+        # Only the training forward is cast on a CPU: a process that does not train pays nothing for it.
+        trains = not (self.evaluation_only or self.role.only_collects)
+        if warning is not None and trains and accelerator.is_local_main_process:
+            sys.stderr.write(f"amago: warning: {warning}\n")
         self.config = with_agreed_seed(self.config, accelerator)
         seed = cast(int, self.config.run.seed)
         if accelerator.num_processes > 1:
@@ -491,10 +505,16 @@ class Experiment:
             tstep_encoder=self.components.tstep_encoder.builder(),
             traj_encoder=self.components.traj_encoder.builder(),
         )
-        skip_dynamo_import()  # nothing here compiles: the optimiser need not import torch's compiler (~1.5 s)
+        compile_on = compile_wanted(self.config.run.compile, self.DEVICE, "update")
+        if not compile_on:
+            skip_dynamo_import()  # nothing compiles: the optimiser need not import torch's compiler (~1.5 s)
         optimizer = self.init_optimizer(agent)
         self.learner = Learner(
-            self._accelerator, agent, optimizer, warmup_steps=self.config.optim.lr_warmup_steps
+            self._accelerator,
+            agent,
+            optimizer,
+            warmup_steps=self.config.optim.lr_warmup_steps,
+            compile=compile_on,
         )
         self.grad_update_counter = 0
 
@@ -528,7 +548,7 @@ class Experiment:
 
     def init_logger(self) -> None:
         """Writes config.resolved.json (the learner's or single process's job) and opens the log backends."""
-        record = run_record(self.config, self.components)
+        record = run_record(self.config, self.components, precision=self.precision)
         main = self._accelerator.is_main_process
         if main and not self.evaluation_only and not self.role.only_collects:
             atomic_write_json(self.paths.config, record, root=self.paths.root)
@@ -549,6 +569,7 @@ class Experiment:
             processes=self._accelerator.num_processes,
             envs=env_summary,
             data=self.dataset.get_description() if self.dataset is not None else "(evaluation only)",
+            precision=self.precision,
         )
         tqdm.write("\n".join(lines), file=sys.stderr)
 
@@ -586,6 +607,7 @@ class Experiment:
             progress=self._bars_here,
             desc=desc,
             should_stop=self._stop_now,
+            compile=compile_wanted(self.config.run.compile, self.DEVICE, "rollout"),
         )
         return rollout.hidden_state, rollout.timestep, rollout.stats
 

@@ -6,6 +6,9 @@ mark them "do not trace". A run that never calls ``torch.compile`` has nothing t
 given up front: each wrapped function is recorded as its own "disabled" version (the attribute torch's wrapper
 caches it under), and the import never happens. Once something has imported ``torch._dynamo`` (a flex-attention
 encoder, a plugin that compiles), this does nothing and torch behaves as it intends.
+
+It also holds ``run.compile``'s parts (:func:`compile_wanted`, :class:`CompiledOrEager`): the one place that calls
+``torch.compile``, and the fallback to eager code when compilation breaks.
 """
 
 from __future__ import annotations
@@ -14,6 +17,7 @@ import inspect
 import sys
 from collections.abc import Callable, Iterable
 from types import FunctionType, ModuleType
+from typing import Any, Literal
 
 import torch
 
@@ -132,3 +136,77 @@ def tune_allocator() -> bool:
         )
     except (OSError, AttributeError):
         return False
+
+
+# ---- run.compile: torch.compile where it pays, eager wherever it fails ------------------------------------------
+
+
+def compile_wanted(setting: str, device: torch.device, part: Literal["update", "rollout"]) -> bool:
+    """Whether ``run.compile`` (``auto`` / ``on`` / ``off``) compiles ``part`` on ``device``.
+
+    ``auto`` compiles the update on CUDA only, and never the rollout step. Measured on this project's CPU
+    (``bench/compile_speed.py``, 2-core EPYC, AVX2, one thread, three runs): compiling costs 5-240 s per part and
+    model in a fresh process (1-10 s with inductor's on-disk cache warm), and the compiled update ran 0.7-1.7x as
+    fast as eager (ff / GRU / Transformer / Mamba), which a short CPU run (tests, smoke runs, demos) never earns
+    back. The Transformer's rollout step recompiles as its KV cache grows (its cache lengths are Python ints and
+    each layer guards its own shapes) and ran 16-28x slower than eager once the recompile limit was hit, on any
+    device, so ``auto`` leaves rollouts eager everywhere; CUDA's update (launch-bound small kernels, fused by
+    inductor) is compiling's usual win, though this session had no GPU to measure it on.
+    """
+    if setting == "auto":
+        return part == "update" and device.type == "cuda"
+    return setting == "on"
+
+
+def compile_function(function: Callable[..., Any]) -> Callable[..., Any]:
+    """``torch.compile(function)``: the one place compilation happens, so tests can put a failing compiler here."""
+    return torch.compile(function)
+
+
+def _first_line(error: BaseException) -> str:
+    lines = str(error).strip().splitlines()
+    return f"{type(error).__name__}: {lines[0] if lines else ''}".rstrip(": ")
+
+
+def warn_eager(what: str, error: BaseException) -> None:
+    """The one line said when compiling ``what`` failed (``error``) and it runs eagerly from then on."""
+    print(
+        f"run.compile: compiling the {what} failed ({_first_line(error)}); running it eagerly instead "
+        "(set run.compile=off to skip the attempt)",
+        file=sys.stderr,
+        flush=True,
+    )
+
+
+class CompiledOrEager:
+    """``function`` compiled on first use, and eager for good from the first call that compilation breaks.
+
+    A call that raises under compilation (no C++ compiler, an op inductor cannot lower, a dynamo error: AMAGO#83's
+    kind of failure) is run again eagerly with the same arguments, so no step is lost. The one-line warning is said
+    only once that eager call succeeded: an error eager code raises too is the caller's own, and propagates as it
+    would without compilation.
+
+    Args:
+        function: what to compile (a function or a module's bound method).
+        what: how the warning names it ("rollout policy step").
+    """
+
+    def __init__(self, function: Callable[..., Any], what: str) -> None:
+        self.eager = function
+        self.what = what
+        self.compiled: Callable[..., Any] | None = None
+        self.failure: str | None = None
+        """The failure's first line once compilation failed (then every call is eager)."""
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        if self.failure is not None:
+            return self.eager(*args, **kwargs)
+        try:
+            if self.compiled is None:
+                self.compiled = compile_function(self.eager)
+            return self.compiled(*args, **kwargs)
+        except Exception as error:  # any compiler failure: the eager call below decides whether it was ours
+            result = self.eager(*args, **kwargs)
+            self.failure = _first_line(error)
+            warn_eager(self.what, error)
+            return result

@@ -15,6 +15,7 @@ import torch
 from accelerate import Accelerator
 
 from amago_core.data.batch import Batch
+from amago_core.experiment import fast_torch
 from amago_core.experiment.agent_api import LearningAgent
 
 LossFunction = Callable[[Batch, bool], tuple[torch.Tensor, dict[str, Any]]]
@@ -30,6 +31,8 @@ class Learner:
         agent: the agent module as built.
         optimizer: its optimiser (``Experiment.init_optimizer``).
         warmup_steps: optimiser steps over which the learning rate rises linearly to its value.
+        compile: compile the prepared module's forward (``run.compile`` resolved): the loss's forward and its
+            backward run compiled, and the first step compilation breaks is redone eagerly (see :meth:`step`).
 
     Attributes:
         agent: the agent as built (what checkpoints save and rollouts act with).
@@ -37,6 +40,7 @@ class Learner:
             forward of the loss goes through it.
         optimizer: the optimiser, as accelerate prepared it.
         lr_schedule: the warmup schedule, as accelerate prepared it.
+        compile: whether the update runs compiled (False from the first step compilation broke).
     """
 
     def __init__(
@@ -46,6 +50,7 @@ class Learner:
         optimizer: torch.optim.Optimizer,
         *,
         warmup_steps: int,
+        compile: bool = False,
     ) -> None:
         warmup = max(warmup_steps, 1)
         scheduler = torch.optim.lr_scheduler.LambdaLR(optimizer, lambda step: min((step + 1) / warmup, 1.0))
@@ -66,6 +71,19 @@ class Learner:
             # holds DTensors (~0.6 s).
             self.prepared = agent
             self.optimizer, self.lr_schedule = accelerator.prepare(optimizer, scheduler)
+        self.compile = compile
+        if compile:
+            # nn.Module.compile's own mechanism: the module (its train/eval mode, parameters, state_dict keys)
+            # stays the same object, only its __call__ runs compiled, and dropping the attribute undoes it.
+            try:
+                self.prepared._compiled_call_impl = fast_torch.compile_function(self.prepared._call_impl)
+            except Exception as error:  # torch.compile refused outright (an unsupported Python, say)
+                self._run_eagerly()
+                fast_torch.warn_eager("update", error)
+
+    def _run_eagerly(self) -> None:
+        self.compile = False
+        self.prepared._compiled_call_impl = None
 
     def step(
         self,
@@ -93,9 +111,17 @@ class Learner:
         accelerator = self.accelerator
         with accelerator.accumulate(self.prepared):
             self.optimizer.zero_grad()
-            with caster():  # mixed precision: the forward in bf16/fp16, the update in fp32
-                loss, metrics = compute_loss(batch, log_step)
-            accelerator.backward(loss * loss_weight if loss_weight != 1.0 else loss)
+            try:
+                loss, metrics = self._loss_backward(batch, log_step, loss_weight, compute_loss, caster)
+            except Exception as error:
+                if not self.compile:
+                    raise
+                # Compilation broke (its forward or its lazily compiled backward): redo this step eagerly. A
+                # failure comes before any gradient is written, and an error eager code raises too propagates.
+                self._run_eagerly()
+                self.optimizer.zero_grad()
+                loss, metrics = self._loss_backward(batch, log_step, loss_weight, compute_loss, caster)
+                fast_torch.warn_eager("update", error)
             stepped = accelerator.sync_gradients
             if stepped:
                 accelerator.clip_grad_norm_(self.prepared.parameters(), grad_clip)
@@ -112,3 +138,16 @@ class Learner:
                 cast(LearningAgent, self.agent).soft_sync_targets()
         metrics["Loss"] = float(loss.detach())
         return metrics, stepped
+
+    def _loss_backward(
+        self,
+        batch: Batch,
+        log_step: bool,
+        loss_weight: float,
+        compute_loss: LossFunction,
+        caster: Callable[[], AbstractContextManager[Any]],
+    ) -> tuple[torch.Tensor, dict[str, Any]]:
+        with caster():  # mixed precision: the forward in bf16/fp16, the update in fp32
+            loss, metrics = compute_loss(batch, log_step)
+        self.accelerator.backward(loss * loss_weight if loss_weight != 1.0 else loss)
+        return loss, metrics

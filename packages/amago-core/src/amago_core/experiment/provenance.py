@@ -10,9 +10,12 @@ from typing import Any
 from amago_core.config.experiment import ExperimentConfig
 from amago_core.config.sources import PROVENANCE_KEY
 from amago_core.experiment.components import RELABELER_SLOT, RunComponents
+from amago_core.experiment.hardware import PrecisionChoice, recorded_cpu_flags
 
 
-def run_record(config: ExperimentConfig, components: RunComponents) -> dict[str, Any]:
+def run_record(
+    config: ExperimentConfig, components: RunComponents, *, precision: PrecisionChoice | None = None
+) -> dict[str, Any]:
     """The JSON written to ``config.resolved.json``: the config, with a ``_provenance`` section.
 
     ``amago run -c config.resolved.json`` runs the same experiment again (the provenance is ignored when read).
@@ -20,6 +23,11 @@ def run_record(config: ExperimentConfig, components: RunComponents) -> dict[str,
     run reproduces from its script, not from the file, and reading the file says so. A slot whose name a script
     registered in-process records the class's path beside the name (``registered_in_process``): the file loads
     back in a process that registered the same class, and elsewhere says which module to import.
+
+    ``optim.mixed_precision`` holds the precision the run used (``no``, ``fp16`` or ``bf16``, never ``auto``), so
+    the file reruns in that precision anywhere and reads with code that predates ``auto``; ``_provenance``'s
+    ``precision`` says what was asked for and why it resolved so (``precision``: the start's choice, None for a
+    config not started), and ``cpu_flags`` which of the flags that decide its speed the CPU has.
     """
     record = config.model_dump(mode="json")
     for slot, resolved in components.slots().items():
@@ -33,7 +41,10 @@ def run_record(config: ExperimentConfig, components: RunComponents) -> dict[str,
         "command": shlex.join(sys.argv),
         "components": components.origins(),
         "started": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
+        "cpu_flags": recorded_cpu_flags(),
     }
+    if precision is not None:
+        record[PROVENANCE_KEY]["precision"] = precision.record()
     return record
 
 
@@ -47,9 +58,11 @@ def summary_lines(
     processes: int,
     envs: str,
     data: str,
+    precision: PrecisionChoice | None = None,
 ) -> list[str]:
-    """The lines a run prints when it starts (verbose runs, main process)."""
+    """The lines a run prints when it starts (verbose runs, main process); ``precision``: the start's choice."""
     sched, optim = config.schedule, config.optim
+    chosen = optim.mixed_precision if precision is None else f"{precision.used} ({precision.reason})"
     grouping = (
         f", length-grouped in pools of {optim.length_group_batches}" if optim.length_group_batches > 1 else ""
     )
@@ -61,5 +74,5 @@ def summary_lines(
         f"  envs: {envs}",
         f"  data: {data}",
         f"  schedule: {sched.epochs} epochs x ({sched.train_timesteps_per_epoch} steps/actor, "
-        f"{sched.train_batches_per_epoch} batches of {optim.batch_size}{grouping}); precision {optim.mixed_precision}",
+        f"{sched.train_batches_per_epoch} batches of {optim.batch_size}{grouping}); precision {chosen}",
     ]

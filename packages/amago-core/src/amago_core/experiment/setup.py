@@ -1,4 +1,5 @@
-"""Building an experiment's process-wide pieces: the accelerator, the seed, torch's settings, the default buffer.
+"""Building an experiment's process-wide pieces: the precision, the accelerator, the seed, torch's settings, the
+default buffer.
 
 ``Experiment.start()`` calls these in AMAGO's order; each takes what it needs and returns what it built, so
 the start order reads top to bottom in ``Experiment`` and these stay testable alone.
@@ -7,8 +8,10 @@ the start order reads top to bottom in ``Experiment`` and these stay testable al
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 from pathlib import Path
+from typing import cast
 
 import numpy as np
 import torch
@@ -20,6 +23,7 @@ from amago_core.data.dataset import RLDataset
 from amago_core.data.disk_buffer import DiskTrajDataset
 from amago_core.experiment.components import RunComponents
 from amago_core.experiment.fast_torch import tune_allocator
+from amago_core.experiment.hardware import PRECISIONS, Precision, PrecisionChoice, choose_precision
 from amago_core.experiment.processes import ProcessRole, default_torch_threads
 from amago_core.experiment.run_dir import RunPaths
 from amago_core.experiment.training import items_per_epoch
@@ -28,15 +32,60 @@ RELABEL_STREAM = 0x7E1A
 """Entropy word that sets the relabelers' seeds apart from other streams drawn from the run's seed."""
 
 
+def training_device_type() -> str:
+    """The device type this process trains on: ``cuda`` where torch sees a GPU, else ``cpu`` (as
+    :func:`open_accelerator` chooses)."""
+    return "cuda" if torch.cuda.is_available() else "cpu"
+
+
+def choose_run_precision(config: ExperimentConfig, paths: RunPaths, *, resume: bool) -> PrecisionChoice:
+    """Resolves ``optim.mixed_precision`` (``auto`` included) for this process's training device.
+
+    A resume passes the precision the run folder's record holds, which ``auto`` keeps: a state trained in bf16
+    on one machine continues in bf16 on another, with the warning line where that machine emulates bf16.
+    """
+    return choose_precision(
+        config.optim.mixed_precision,
+        training_device_type(),
+        saved=recorded_precision(paths) if resume else None,
+    )
+
+
+def recorded_precision(paths: RunPaths) -> Precision | None:
+    """The precision a run folder's ``config.resolved.json`` records (None: no record, or none readable)."""
+    try:
+        record = json.loads(paths.config.read_text(encoding="utf-8"))
+    except (OSError, ValueError, RecursionError):
+        return None
+    optim = record.get("optim") if isinstance(record, dict) else None
+    value = optim.get("mixed_precision") if isinstance(optim, dict) else None
+    # A record holds what its run resolved to; anything else (a hand-edited `auto`) leaves the choice to auto.
+    return cast(Precision, value) if value in PRECISIONS else None
+
+
+def with_precision(config: ExperimentConfig, choice: PrecisionChoice) -> ExperimentConfig:
+    """``config`` with ``optim.mixed_precision`` set to the precision chosen (what the run records)."""
+    if config.optim.mixed_precision == choice.used:
+        return config
+    optim = config.optim.model_copy(update={"mixed_precision": choice.used})
+    return config.model_copy(update={"optim": optim})
+
+
 def open_accelerator(config: ExperimentConfig) -> Accelerator:
-    """This process's accelerator: gradient accumulation, mixed precision, DDP over CUDA or gloo."""
+    """This process's accelerator: gradient accumulation, mixed precision, DDP over CUDA or gloo.
+
+    ``optim.mixed_precision=auto`` is resolved here when the caller has not (``Experiment`` resolves it first).
+    """
     optim = config.optim
+    precision = optim.mixed_precision
+    if precision == "auto":
+        precision = choose_precision(precision, training_device_type()).used
     return Accelerator(
         # Without CUDA, `cpu=True` is what lets accelerate see a multi-process launch as MULTI_CPU (gloo)
         # instead of silently running each process alone.
         cpu=not torch.cuda.is_available(),
         gradient_accumulation_steps=optim.batches_per_update,
-        mixed_precision=optim.mixed_precision,
+        mixed_precision=precision,
         kwargs_handlers=[DistributedDataParallelKwargs(find_unused_parameters=True)],
     )
 

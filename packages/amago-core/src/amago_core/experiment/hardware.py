@@ -1,0 +1,230 @@
+"""What the machine offers a run's arithmetic: the CPU's flags, native bf16, and what reduced precision costs.
+
+``optim.mixed_precision=auto`` resolves here at start: bf16 autocast where the training device computes bf16
+natively (a CUDA GPU that supports it; a CPU with avx512_bf16 or AMX), fp32 elsewhere. A CPU without native bf16
+or fp16 emulates them, which a tiny timed matmul measures (tens of times slower than fp32 on an AVX2-only CPU), so
+asking for them there gets one warning line with the measured factor.
+
+Torch-free at import (the CLI and listings may import this module); torch is imported by the functions that
+time or ask CUDA.
+"""
+
+from __future__ import annotations
+
+import functools
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal
+
+Precision = Literal["no", "fp16", "bf16"]
+"""What the accelerator gets: fp32 (``no``) or a reduced-precision autocast."""
+
+PRECISIONS: tuple[Precision, ...] = ("no", "fp16", "bf16")
+
+RECORDED_CPU_FLAGS = ("avx2", "avx512f", "avx512_bf16", "avx512_fp16", "amx_tile", "amx_bf16", "amx_fp16")
+"""The CPU flags a run's provenance records: the ones that decide how fast its matmuls are in each precision."""
+
+NATIVE_CPU_FLAGS: dict[Precision, frozenset[str]] = {
+    # amx_tile alone is AMX's register file; the bf16 tile multiply is amx_bf16 (every AMX CPU so far has both).
+    # aarch64 Linux lists its BF16 and FP16 arithmetic as `bf16` and `fphp` in `Features`.
+    "bf16": frozenset({"avx512_bf16", "amx_bf16", "bf16"}),
+    "fp16": frozenset({"avx512_fp16", "amx_fp16", "fphp"}),
+}
+"""Any one of these flags means the CPU computes that precision natively."""
+
+CPUINFO = Path("/proc/cpuinfo")
+
+_MATMUL_SIZE = 128
+"""Side of the square matmul timed: ~0.05 ms in fp32 on two AVX2 cores, ~1.5 ms emulated in bf16."""
+
+
+def parse_cpu_flags(cpuinfo: str) -> frozenset[str]:
+    """The flags of the first processor in ``/proc/cpuinfo`` text (x86's ``flags``, aarch64's ``Features``).
+
+    Args:
+        cpuinfo: the file's text.
+
+    Returns:
+        The flags, lower-case; empty when the text lists none.
+    """
+    for line in cpuinfo.splitlines():
+        key, sep, value = line.partition(":")
+        if sep and key.strip().lower() in ("flags", "features"):
+            return frozenset(flag.lower() for flag in value.split())
+    return frozenset()
+
+
+@functools.cache
+def cpu_flags() -> frozenset[str]:
+    """This machine's CPU flags, read once per process (empty where ``/proc/cpuinfo`` is not: not Linux)."""
+    try:
+        return parse_cpu_flags(CPUINFO.read_text(encoding="utf-8", errors="replace"))
+    except OSError:
+        return frozenset()
+
+
+def recorded_cpu_flags(flags: frozenset[str] | None = None) -> dict[str, bool]:
+    """Which of :data:`RECORDED_CPU_FLAGS` the CPU has (``flags``: this machine's when None)."""
+    flags = cpu_flags() if flags is None else flags
+    return {flag: flag in flags for flag in RECORDED_CPU_FLAGS}
+
+
+def cpu_native(precision: Precision, flags: frozenset[str] | None = None) -> bool:
+    """Whether a CPU with ``flags`` (this machine's when None) computes ``precision`` natively (fp32 always)."""
+    if precision == "no":
+        return True
+    flags = cpu_flags() if flags is None else flags
+    return bool(NATIVE_CPU_FLAGS[precision] & flags)
+
+
+def native_bf16(device_type: str) -> bool:
+    """Whether the device type a run trains on computes bf16 natively.
+
+    Args:
+        device_type: ``cuda`` (the current GPU: torch's bf16 support without emulation, Ampere and newer) or
+            ``cpu`` (avx512_bf16 or AMX); any other device counts as not native, so ``auto`` stays fp32 there.
+    """
+    if device_type == "cuda":
+        import torch
+
+        return bool(torch.cuda.is_available() and torch.cuda.is_bf16_supported(including_emulation=False))
+    if device_type == "cpu":
+        return cpu_native("bf16")
+    return False
+
+
+@functools.cache
+def cpu_slowdown(precision: Precision) -> float:
+    """How many times slower a small matmul is in ``precision`` than in fp32 on this CPU (once per process).
+
+    The best of three timings of a 128×128 matmul each way, on one thread: a few milliseconds where the precision
+    is emulated, well under one where it is native. One thread, because a multi-threaded fp32 matmul on a busy
+    machine waits for cores others hold (measured 10x slower at a load of 4 on 2 cores) while the emulated one
+    does not, which would turn the ratio upside down.
+    """
+    if precision == "no":
+        return 1.0
+    import torch
+
+    dtype = torch.bfloat16 if precision == "bf16" else torch.float16
+    generator = torch.Generator().manual_seed(0)
+    a = torch.randn(_MATMUL_SIZE, _MATMUL_SIZE, generator=generator)
+    b = torch.randn(_MATMUL_SIZE, _MATMUL_SIZE, generator=generator)
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        fp32 = _best_time(a, b)
+        reduced = _best_time(a.to(dtype), b.to(dtype))
+    finally:
+        torch.set_num_threads(threads)
+    return reduced / max(fp32, 1e-9)
+
+
+def _best_time(a: Any, b: Any, repeats: int = 3) -> float:
+    import torch
+
+    torch.mm(a, b)  # the first call picks the kernel and allocates: not what a training step pays
+    best = float("inf")
+    for _ in range(repeats):
+        start = time.perf_counter()
+        torch.mm(a, b)
+        best = min(best, time.perf_counter() - start)
+    return best
+
+
+@dataclass(frozen=True)
+class PrecisionChoice:
+    """The precision a run trains in, and why.
+
+    Attributes:
+        requested: ``optim.mixed_precision`` as configured (``auto``, ``no``, ``fp16`` or ``bf16``).
+        used: what the accelerator and the autocast get.
+        device: the device type the run trains on (``cuda`` or ``cpu``).
+        native: whether ``device`` computes ``used`` natively (fp32 always).
+        reason: how ``used`` was chosen, in a few words (the summary and the provenance show it).
+        slowdown: on a CPU without native ``used``: the measured matmul slowdown against fp32; else None.
+        resumed: whether the run resumes a recorded run (whose precision a resume keeps).
+    """
+
+    requested: str
+    used: Precision
+    device: str
+    native: bool
+    reason: str
+    slowdown: float | None = None
+    resumed: bool = False
+
+    def record(self) -> dict[str, Any]:
+        """The run's provenance entry (JSON-safe)."""
+        entry: dict[str, Any] = {
+            "requested": self.requested,
+            "used": self.used,
+            "device": self.device,
+            "native": self.native,
+            "reason": self.reason,
+        }
+        if self.slowdown is not None:
+            entry["measured_slowdown_vs_fp32"] = round(self.slowdown, 1)
+        return entry
+
+    def warning(self) -> str | None:
+        """One line when the run trains in a precision its CPU emulates (None otherwise)."""
+        if self.slowdown is None:
+            return None
+        flags = "avx512_bf16 or AMX" if self.used == "bf16" else "avx512_fp16 or AMX-FP16"
+        cost = (
+            f"optim.mixed_precision={self.used} on a CPU without native {self.used} (no {flags}): a {self.used} "
+            f"matmul measured ~{self.slowdown:.0f}x slower than fp32 here"
+        )
+        if self.resumed:
+            return (
+                f"{cost}; this run was trained in {self.used} and a resume keeps it: start a new run with "
+                "optim.mixed_precision=auto (or no) to train in fp32 here."
+            )
+        return f"{cost}; set optim.mixed_precision=auto (or no) to train in fp32."
+
+
+def choose_precision(requested: str, device_type: str, *, saved: Precision | None = None) -> PrecisionChoice:
+    """Resolves ``optim.mixed_precision`` for a run that trains on ``device_type``.
+
+    Args:
+        requested: the configured value: ``auto`` (bf16 where ``device_type`` computes it natively, else fp32),
+            or ``no``, ``fp16``, ``bf16`` (used as asked).
+        device_type: ``cuda`` or ``cpu``.
+        saved: the precision a resumed run was recorded with: ``auto`` keeps it, so that a state trained in one
+            precision is never silently continued in another (a run resolved to bf16 on one machine and resumed
+            on one without native bf16 stays bf16, with the warning line).
+
+    Returns:
+        The choice; its ``slowdown`` is measured (once per process) only when a CPU would emulate ``used``.
+    """
+    if requested == "auto":
+        if saved is not None:
+            used: Precision = saved
+            reason = "auto: kept from the resumed run"
+        elif native_bf16(device_type):
+            used, reason = "bf16", f"auto: native bf16 on {device_type}"
+        else:
+            used, reason = "no", f"auto: no native bf16 on {device_type}"
+    elif requested in PRECISIONS:
+        used, reason = requested, "asked for"
+    else:
+        msg = f"optim.mixed_precision={requested!r} is not a precision; set it to auto, no, fp16 or bf16."
+        raise ValueError(msg)
+    if used == "bf16":
+        native = native_bf16(device_type)
+    elif used == "fp16":
+        native = device_type == "cuda" or (device_type == "cpu" and cpu_native("fp16"))
+    else:
+        native = True
+    slowdown = cpu_slowdown(used) if device_type == "cpu" and not native else None
+    return PrecisionChoice(
+        requested=requested,
+        used=used,
+        device=device_type,
+        native=native,
+        reason=reason,
+        slowdown=slowdown,
+        resumed=saved is not None,
+    )
