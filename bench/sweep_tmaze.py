@@ -29,7 +29,9 @@ def machine() -> str:
     flags = ""
     try:
         lscpu = subprocess.run(["lscpu"], capture_output=True, text=True, check=False).stdout
-        model = next((line.split(":", 1)[1].strip() for line in lscpu.splitlines() if "Model name" in line), "?")
+        model = next(
+            (line.split(":", 1)[1].strip() for line in lscpu.splitlines() if "Model name" in line), "?"
+        )
         cpu_flags = next((line for line in lscpu.splitlines() if line.startswith("Flags")), "")
         flags = ", ".join(f for f in ("avx2", "avx512f", "avx512_bf16", "amx_bf16") if f" {f}" in cpu_flags)
     except OSError:
@@ -39,10 +41,21 @@ def machine() -> str:
 
 def default_values(corridor: int) -> dict[str, object]:
     """The main job's own learning rate and trajectory encoder (read from `amago run --dry-run`, not copied)."""
-    command = [sys.executable, "-m", "amago_core.cli.app", "run", "--dry-run", "-o", f"env.corridor_length={corridor}"]
+    command = [
+        sys.executable,
+        "-m",
+        "amago_core.cli.app",
+        "run",
+        "--dry-run",
+        "-o",
+        f"env.corridor_length={corridor}",
+    ]
     config = json.loads(subprocess.run(command, capture_output=True, text=True, check=True).stdout)
     kind = config["traj_encoder"]["kind"]
-    return {"optim.learning_rate": config["optim"]["learning_rate"], "traj_encoder.kind": {"rnn": "gru"}.get(kind, kind)}
+    return {
+        "optim.learning_rate": config["optim"]["learning_rate"],
+        "traj_encoder.kind": {"rnn": "gru"}.get(kind, kind),
+    }
 
 
 def main() -> None:
@@ -75,7 +88,14 @@ def main() -> None:
     )
     command = [
         *(sys.executable, "-m", "amago_core.cli.app", "sweep", "--space", str(space)),
-        *("-o", f"env.corridor_length={args.corridor}", "-o", "schedule.val_interval=2", "-o", "logging.plot=false"),
+        *(
+            "-o",
+            f"env.corridor_length={args.corridor}",
+            "-o",
+            "schedule.val_interval=2",
+            "-o",
+            "logging.plot=false",
+        ),
         *("-o", f"run.ckpt_base_dir={args.out}", "--name", "tmaze", "--seed", "7"),
         *("--steps", args.steps, "--trials", str(args.trials), "--parallel", str(args.parallel)),
     ]
@@ -87,7 +107,17 @@ def main() -> None:
     if done.returncode != 0:
         sys.exit(f"amago sweep failed ({done.returncode}):\n{done.stderr[-3000:]}")
     shown = subprocess.run(
-        [sys.executable, "-m", "amago_core.cli.app", "sweep", "show", str(args.out / "tmaze"), "--json", "--top", "100"],
+        [
+            sys.executable,
+            "-m",
+            "amago_core.cli.app",
+            "sweep",
+            "show",
+            str(args.out / "tmaze"),
+            "--json",
+            "--top",
+            "100",
+        ],
         capture_output=True,
         text=True,
         check=True,
@@ -97,18 +127,28 @@ def main() -> None:
     print(f"machine: {machine()}")
     print(f"load average before {load_before[0]:.2f}, after {load_after[0]:.2f} (1 min)")
     print(f"command: amago {' '.join(command[3:])}")
-    print(f"trials: {report['trials']}; wall time {wall / 60:.1f} min ({wall / args.trials:.0f} s per trial, {args.parallel} at a time)")
+    print(
+        f"trials: {report['trials']}; wall time {wall / 60:.1f} min ({wall / args.trials:.0f} s per trial, {args.parallel} at a time)"
+    )
     ranked = sorted(rows.values(), key=lambda row: -row["value"])
     for row in ranked:
-        params = ", ".join(f"{k}={v:.3g}" if isinstance(v, float) else f"{k}={v}" for k, v in row["params"].items())
-        print(f"  trial {row['number']:>2}: {row['value']:+.3f}  {params}{'  (default)' if row['number'] == 0 else ''}")
+        params = ", ".join(
+            f"{k}={v:.3g}" if isinstance(v, float) else f"{k}={v}" for k, v in row["params"].items()
+        )
+        print(
+            f"  trial {row['number']:>2}: {row['value']:+.3f}  {params}{'  (default)' if row['number'] == 0 else ''}"
+        )
     if 0 in rows:
         best = ranked[0]
         verdict = "at least as good as" if best["value"] >= rows[0]["value"] else "worse than"
-        print(f"default (trial 0): {rows[0]['value']:+.3f}; best (trial {best['number']}): {best['value']:+.3f}: {verdict} the default")
+        print(
+            f"default (trial 0): {rows[0]['value']:+.3f}; best (trial {best['number']}): {best['value']:+.3f}: {verdict} the default"
+        )
     if report.get("importances"):
         print("importances: " + ", ".join(f"{k} {v:.2f}" for k, v in report["importances"].items()))
-    print(f"plots: {', '.join(Path(p).name for p in report.get('plots', []))} in {args.out / 'tmaze' / 'plots'}")
+    print(
+        f"plots: {', '.join(Path(p).name for p in report.get('plots', []))} in {args.out / 'tmaze' / 'plots'}"
+    )
 
 
 if __name__ == "__main__":

@@ -6,6 +6,13 @@ same configuration, one process at a time, alternating which side goes first, ``
 thread each, and prints one table: collection env steps/s, gradient updates/s, launch-to-first-step (import +
 build + start) and peak RSS, each side's median and spread, the ratio of medians, and the load average.
 
+Utilisation, for both libraries: the FLOPs of one update and of one policy step, counted with
+``FlopCounterMode`` (``bench/flops.py``) on the measured configuration (amago: by ``bench/throughput.py`` after
+its timed part; AMAGO: by ``bench/flops_amago_ref.py`` in AMAGO's venv, once per encoder), the GFLOP/s the
+measured rates reach (update: counted FLOPs per update / mean compute seconds per update; collection: FLOPs per
+policy step x env steps/s), the fp32 matmul peak each side's torch measured on this core in this run, and MFU
+against the higher of the two (the core's peak; load only ever lowers a measurement).
+
 Then the T-Maze H=30 race: AMAGO's own recipe (``run_learning.sh tmaze30``: examples/04_tmaze.py settings) against
 ``bench/learn.py tmaze-h30`` (amago's T-Maze recipe), one seed at a time, alternating which side goes first. Each
 side reports env steps, gradient updates and minutes at its first validation return of 1.0.
@@ -29,6 +36,9 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # bench/flops.py, a sibling script module
+import flops
 
 ROOT = Path(__file__).resolve().parents[1]
 BASELINE = ROOT.parent / "shared" / "baselines" / "amago-3.3.0"
@@ -71,9 +81,12 @@ def amago_side(python: Path, encoder: str, args: argparse.Namespace, out: Path, 
     ]  # fmt: skip
     _, rss = run_measured(cmd, {**env, "AMAGO_REF_SRC": str(BASELINE)})
     data = json.loads(out.read_text())
+    compute = data["train"].get("updates_per_s_compute_only")
     return {
         "collect": data["collect"]["steady_steps_per_s_median"],
         "updates": data["train"].get("updates_per_s"),
+        "update_s_mean": 1 / compute if compute else None,
+        "batch_len": data["train"].get("batch_seq_len_mean"),
         "launch": import_seconds(str(python), "amago", env) + data["startup_s"],
         "rss_gib": rss / 2**20,
         "load": data["loadavg_at_start"][0],
@@ -92,10 +105,102 @@ def our_side(encoder: str, args: argparse.Namespace, out: Path, env: dict[str, s
         "collect": data["collect_steps_per_s"],
         "ceiling": data["policy_ceiling_steps_per_s"],
         "updates": data["updates_per_s"],
+        "update_s_mean": data["mean_update_s"],
+        "batch_len": data["timed_batch_len_mean"],
+        "update_flops": data["update_flops"],
+        "update_flops_batch_len": data["update_flops_batch_len"],
+        "step_flops": data["policy_step_flops"],
+        "peak": data["peak_gflops"],
         "launch": import_seconds(sys.executable, "amago_core.experiment", env) + data["startup_s"],
         "rss_gib": rss / 2**20,
         "load": data["loadavg_at_start"][0],
     }
+
+
+def amago_flops(python: Path, encoder: str, args: argparse.Namespace, out: Path, env: dict[str, str]) -> dict:
+    """AMAGO's counted FLOPs per update and per policy step, and its torch's matmul peak (its own venv)."""
+    cmd = [
+        str(python), str(ROOT / "bench" / "flops_amago_ref.py"), "--encoder", encoder,
+        "--baseline", str(BASELINE), "--collect-calls", str(args.collect_calls), "--out", str(out),
+    ]  # fmt: skip
+    run_measured(cmd, env)
+    data = json.loads(out.read_text())
+    return {
+        "update_flops": data["update_flops"],
+        "update_flops_batch_len": data["update_flops_batch_len"],
+        "step_flops": data["policy_step_flops"],
+        "peak": data["peak_gflops"],
+    }
+
+
+def utilisation_table(results: dict[str, dict[str, list[dict]]], counts: dict[str, dict]) -> list[str]:
+    """Rows of the utilisation table: FLOPs, GFLOP/s and MFU of updates and collection, for both libraries.
+
+    Args:
+        results: Per encoder, each side's per-rep throughput figures (amago's carry its own FLOP counts).
+        counts: Per encoder, AMAGO's FLOP counts (one counting run per encoder).
+    """
+    peaks = {
+        "AMAGO": [c["peak"] for c in counts.values()],
+        "amago": [f["peak"] for sides in results.values() for f in sides["amago"] if f.get("peak")],
+    }
+    if not peaks["AMAGO"] or not peaks["amago"]:
+        return []
+    best = {name: max(peaks[name], key=lambda p: p["fp32"]) for name in peaks}
+    core = max(p["fp32"] for p in best.values())
+    rows = [
+        flops.peak_line(best["AMAGO"], "AMAGO v3.3.0's torch"),
+        flops.peak_line(best["amago"], "amago's torch"),
+        f"MFU below is against {core:.3g} GFLOP/s, the higher fp32 peak measured in this run (the core's).",
+        f"{'encoder':11s} {'utilisation':26s} {'AMAGO v3.3.0':>24s} {'amago':>24s} {'ratio':>6s}",
+    ]
+
+    def cell(values: list[float]) -> str:
+        """GFLOP/s: the median over reps, and their range when there are several."""
+        gflops = [v / 1e9 for v in values]
+        spread = f" [{min(gflops):.3g}-{max(gflops):.3g}]" if len(gflops) > 1 else ""
+        return f"{statistics.median(gflops):.3g}{spread}"
+
+    for encoder, sides in results.items():
+        count = counts.get(encoder)
+        ours = [f for f in sides["amago"] if f.get("update_flops")]
+        if count is None or not ours or not sides["AMAGO"]:
+            continue
+        theirs_update = [
+            count["update_flops"] / f["update_s_mean"] for f in sides["AMAGO"] if f["update_s_mean"]
+        ]
+        ours_update = [f["update_flops"] / f["update_s_mean"] for f in ours]
+        theirs_collect = [count["step_flops"] * f["collect"] for f in sides["AMAGO"]]
+        ours_collect = [f["step_flops"] * f["collect"] for f in ours]
+        ours_flops = statistics.median(f["update_flops"] for f in ours)
+        ours_step = statistics.median(f["step_flops"] for f in ours)
+        ours_len = statistics.mean(x for f in ours for x in f["update_flops_batch_len"])
+        timed_len = (
+            statistics.mean(f["batch_len"] for f in sides["AMAGO"] if f["batch_len"]),
+            statistics.mean(f["batch_len"] for f in ours),
+        )
+        their_len = statistics.mean(count["update_flops_batch_len"])
+        pairs = (
+            ("FLOPs / update (counted)", flops.gflop(count["update_flops"]), flops.gflop(ours_flops),
+             ours_flops / count["update_flops"]),
+            ("batch len counted/timed", f"{their_len:.0f} / {timed_len[0]:.0f}", f"{ours_len:.0f} / {timed_len[1]:.0f}",
+             None),
+            ("update GFLOP/s", cell(theirs_update), cell(ours_update),
+             statistics.median(ours_update) / statistics.median(theirs_update)),
+            ("update MFU (fp32)", f"{statistics.median(theirs_update) / 1e9 / core:.0%}",
+             f"{statistics.median(ours_update) / 1e9 / core:.0%}", None),
+            ("FLOPs / policy step", flops.gflop(count["step_flops"]), flops.gflop(ours_step),
+             ours_step / count["step_flops"]),
+            ("collection GFLOP/s", cell(theirs_collect),
+             cell(ours_collect),
+             statistics.median(ours_collect) / statistics.median(theirs_collect)),
+            ("collection MFU (fp32)", f"{statistics.median(theirs_collect) / 1e9 / core:.1%}",
+             f"{statistics.median(ours_collect) / 1e9 / core:.1%}", None),
+        )  # fmt: skip
+        for label, theirs, mine, ratio in pairs:
+            shown = f"{ratio:6.2f}" if ratio is not None else ""
+            rows.append(f"{encoder:11s} {label:26s} {theirs:>24s} {mine:>24s} {shown:>6s}")
+    return rows
 
 
 def race_amago(python: Path, seed: int, minutes: float, out_dir: Path, env: dict[str, str]) -> dict:
@@ -191,6 +296,7 @@ def main() -> None:
     env = {**os.environ, **ONE_THREAD}
     results: dict[str, dict[str, list[dict]]] = {e: {"AMAGO": [], "amago": []} for e in args.encoders}
     races: dict[str, list[dict]] = {"AMAGO": [], "amago": []}
+    counts: dict[str, dict] = {}
     with tempfile.TemporaryDirectory(prefix="vs-amago-") as scratch:
         for index, seed in enumerate([] if args.skip_race else args.race_seeds):
             for name in ["AMAGO", "amago"] if index % 2 == 0 else ["amago", "AMAGO"]:
@@ -211,6 +317,11 @@ def main() -> None:
                         figures = our_side(encoder, args, out, env)
                     results[encoder][name].append(figures)
                     print(f"rep {rep} {encoder:11s} {name:5s} {json.dumps(figures)}", file=sys.stderr)
+                if rep == 0:
+                    # FLOPs depend on the configuration, not the rep: AMAGO's are counted once per encoder.
+                    out = Path(scratch) / f"AMAGO-flops-{encoder}.json"
+                    counts[encoder] = amago_flops(python, encoder, args, out, env)
+                    print(f"flops {encoder:11s} AMAGO {json.dumps(counts[encoder])}", file=sys.stderr)
     rows = []
     header = (
         f"{'encoder':11s} {'figure':22s} {'AMAGO v3.3.0':>22s} {'amago':>22s} {'ratio':>6s}  load (1 min)"
@@ -237,6 +348,9 @@ def main() -> None:
         shares = [f["collect"] / f["ceiling"] for f in sides["amago"] if f.get("ceiling")]
         if shares:
             rows.append(f"{encoder:11s} amago collection / its policy-only ceiling: {spread(shares)}")
+    utilisation = utilisation_table(results, counts)
+    if utilisation:
+        rows += ["", *utilisation]
     if races["AMAGO"] and races["amago"]:
         rows += ["", *race_table(races)]
     table = "\n".join([header, *rows])
@@ -248,6 +362,7 @@ def main() -> None:
                 "args": vars(args) | {"venv": str(args.venv), "out": str(args.out)},
                 "results": results,
                 "races": races,
+                "amago_flops": counts,
                 "table": table,
             },
             indent=2,
