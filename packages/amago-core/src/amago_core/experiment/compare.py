@@ -643,7 +643,7 @@ def _section(key: str) -> str:
 
 def tasks_of(group: Group, section: str) -> str:
     """Which tasks a group's ``section`` records (``val``, ``test``) were played on, from each run's
-    ``task_split.json``: e.g. ``lake seeds 0..199 (the training pool), training tasks``."""
+    ``task_split.json``: e.g. ``lake seeds 0..199 (the training pool), tasks training draws too``."""
     found = set()
     for run in group.runs:
         record = task_split_of(run.path)
@@ -651,8 +651,13 @@ def tasks_of(group: Group, section: str) -> str:
         if not isinstance(tasks, dict):
             found.add("not recorded (a run from before task records, or Python env makers)")
             continue
-        kind = "held-out tasks" if tasks.get("held_out") else "training tasks"
-        found.add(f"{tasks.get('description', 'unknown')}, {kind}")
+        description = str(tasks.get("description", "unknown"))
+        if tasks.get("held_out"):
+            found.add(f"{description}, held out of training")
+        elif tasks.get("kind") in ("same", "fresh"):
+            found.add(description)  # it says itself that training draws from the same tasks
+        else:
+            found.add(f"{description}, tasks training draws too")
     return found.pop() if len(found) == 1 else "mixed across seeds: " + "; ".join(sorted(found))
 
 
