@@ -462,7 +462,9 @@ def test_compare_says_which_tasks_each_group_was_evaluated_on(tmp_path: Path) ->
     result = invoke(str(tmp_path / "pooled"), str(tmp_path / "old"), "--out", str(tmp_path / "out"), "--json")
     assert result.exit_code == 0, result.output
     groups = {group["label"]: group for group in json.loads(result.stdout)["groups"]}
-    assert groups["pooled"]["tasks"] == {"val": "lake seeds 0..199 (the training pool), tasks training draws too"}
+    assert groups["pooled"]["tasks"] == {
+        "val": "lake seeds 0..199 (the training pool), tasks training draws too"
+    }
     assert groups["old"]["tasks"]["val"].startswith("not recorded")
     text = (tmp_path / "out" / "compare.md").read_text()
     assert "- pooled: `val/` on lake seeds 0..199 (the training pool), tasks training draws too" in text
