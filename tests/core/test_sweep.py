@@ -443,3 +443,13 @@ def test_the_command_enqueues_the_files_trials_first(tmp_path):
         study_name="s", storage=f"sqlite:///{tmp_path / 's' / 'study.db'}"
     ).get_trials()
     assert trial.params == {"optim.learning_rate": 3e-4}
+
+
+def test_missing_optuna_names_the_install_command(tmp_path, monkeypatch):
+    file = write_space(tmp_path / "space.toml", '[space]\n"optim.learning_rate" = [1e-4, 3e-4]\n')
+    monkeypatch.setitem(sys.modules, "optuna", None)  # as if it were not installed
+    args = ["sweep", "--space", str(file), "-o", f"run.ckpt_base_dir={tmp_path}", "--name", "s"]
+    result = runner.invoke(app, args)
+    assert result.exit_code != 0
+    assert result.stderr.strip() == "amago: error: amago sweep needs optuna: pip install 'amago-core[sweep]'"
+    assert not (tmp_path / "s").exists()  # said before anything was written

@@ -182,7 +182,7 @@ def _start(
 ) -> int:
     from pydantic import ValidationError
 
-    from amago_core.cli.sweep import STUDY_FILE_NAME, SweepFolder, SweepSettings, shown_url
+    from amago_core.cli.sweep import STUDY_FILE_NAME, SweepFolder, SweepSettings, optuna_module, shown_url
     from amago_core.cli.sweep_spec import read_sweep_spec
     from amago_core.config.sources import (
         FOLDER_OWNED_SETTINGS,
@@ -248,6 +248,7 @@ def _start(
     if dry_run:
         print_json({"folder": str(folder.root), **record, "space": [p.describe() for p in spec.space]})
         return 0
+    optuna_module()  # a missing Optuna is one line before anything is written
     if folder.root.exists() and any(folder.root.iterdir()):
         fail(
             f"{folder.root} already exists: `amago sweep --resume {folder.root}` continues it, or pass another --name"
