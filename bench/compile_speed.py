@@ -16,19 +16,23 @@ from __future__ import annotations
 import argparse
 import os
 import platform
+import sys
 import time
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 import torch
 from gymnasium import spaces
 
-from amago_core.data.batch import Batch
 from amago_core.experiment.fast_torch import CompiledOrEager
 from amago_core.plugins import registries
 
-BATCH, STEPS, ACTIONS, ENVS = 8, 64, 5, 12
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # bench/update.py, a sibling script module
+from update import ACTIONS, random_batch  # the same Meta-Frozen-Lake shapes
+
+BATCH, STEPS, ENVS = 8, 64, 12
 TSTEP = {"kind": "ff", "n_layers": 1, "d_hidden": 64, "d_output": 32}
 TRAJ = {
     "ff": {"kind": "ff", "d_model": 64, "n_layers": 2},
@@ -36,25 +40,6 @@ TRAJ = {
     "transformer": {"kind": "transformer", "d_model": 64, "n_heads": 4, "d_ff": 256, "n_layers": 2},
     "mamba": {"kind": "mamba", "d_model": 64, "n_layers": 2, "use_kernels": False},
 }
-
-
-def random_batch(rng: np.random.Generator, device: str) -> Batch:
-    """A Meta-Frozen-Lake-shaped batch (Box(4,) observations, Discrete(5) actions)."""
-    length = STEPS + 1
-    actions = np.eye(ACTIONS, dtype=np.float32)[rng.integers(0, ACTIONS, (BATCH, STEPS))]
-    rews = rng.random((BATCH, STEPS, 1)).astype(np.float32)
-    rl2s = np.concatenate(
-        [np.zeros((BATCH, 1, 1 + ACTIONS), np.float32), np.concatenate([rews, actions], -1)], 1
-    )
-    return Batch(
-        obs={"observation": rng.integers(0, 5, (BATCH, length, 4)).astype(np.float32)},
-        rl2s=rl2s,
-        time_idxs=np.broadcast_to(np.arange(length)[None, :, None], (BATCH, length, 1)).copy(),
-        rews=rews,
-        dones=rng.random((BATCH, STEPS, 1)) < 0.01,
-        actions=actions,
-        mask=np.ones((BATCH, length), bool),
-    ).to_torch(torch.device(device))
 
 
 def build_agent(traj: str, device: str) -> Any:
@@ -94,7 +79,7 @@ def update_rates(traj: str, compile: bool, updates: int, device: str) -> tuple[f
         agent._compiled_call_impl = torch.compile(agent._call_impl)  # what Learner(compile=True) does
     params = list(agent.trainable_parameters())
     optimizer = torch.optim.AdamW(params, lr=1e-4, weight_decay=1e-3)
-    batch = random_batch(np.random.default_rng(0), device)
+    batch = random_batch(np.random.default_rng(0), device, rows=BATCH, steps=STEPS, padded=False)
 
     def update() -> None:
         optimizer.zero_grad(set_to_none=True)

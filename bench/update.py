@@ -49,26 +49,37 @@ TRAJ = {
 DEFAULT_ENCODERS = ["ff", "rnn", "transformer"]  # mamba's pure-PyTorch scan is slow on a CPU: ask for it
 
 
-def random_batch(rng: np.random.Generator, device: torch.device) -> Batch:
-    """A Meta-Frozen-Lake-shaped batch; a third of the rows end early (padding) and some steps terminate."""
-    length = STEPS + 1
-    lengths = np.where(rng.random(BATCH) < 1 / 3, rng.integers(20, length, BATCH), length)
-    mask = np.arange(length)[None, :] < lengths[:, None]
-    actions = np.eye(ACTIONS, dtype=np.float32)[rng.integers(0, ACTIONS, (BATCH, STEPS))]
-    rews = rng.random((BATCH, STEPS, 1)).astype(np.float32)
+def random_batch(
+    rng: np.random.Generator,
+    device: torch.device | str,
+    *,
+    rows: int = BATCH,
+    steps: int = STEPS,
+    padded: bool = True,
+) -> Batch:
+    """A Meta-Frozen-Lake-shaped batch (Box(4,) observations, Discrete(5) actions) where some steps terminate;
+    with ``padded`` a third of the rows end early (padding). ``bench/compile_speed.py`` takes it unpadded."""
+    length = steps + 1
+    if padded:
+        lengths = np.where(rng.random(rows) < 1 / 3, rng.integers(20, length, rows), length)
+        mask = np.arange(length)[None, :] < lengths[:, None]
+    else:
+        mask = np.ones((rows, length), bool)
+    actions = np.eye(ACTIONS, dtype=np.float32)[rng.integers(0, ACTIONS, (rows, steps))]
+    rews = rng.random((rows, steps, 1)).astype(np.float32)
     rl2s = np.concatenate(
-        [np.zeros((BATCH, 1, 1 + ACTIONS), np.float32), np.concatenate([rews, actions], -1)], 1
+        [np.zeros((rows, 1, 1 + ACTIONS), np.float32), np.concatenate([rews, actions], -1)], 1
     )
     batch = Batch(
-        obs={"observation": rng.integers(0, 5, (BATCH, length, 4)).astype(np.float32)},
+        obs={"observation": rng.integers(0, 5, (rows, length, 4)).astype(np.float32)},
         rl2s=rl2s,
-        time_idxs=np.broadcast_to(np.arange(length)[None, :, None], (BATCH, length, 1)).copy(),
+        time_idxs=np.broadcast_to(np.arange(length)[None, :, None], (rows, length, 1)).copy(),
         rews=rews,
-        dones=rng.random((BATCH, STEPS, 1)) < 0.01,
+        dones=rng.random((rows, steps, 1)) < 0.01,
         actions=actions,
         mask=mask,
     )
-    return batch.to_torch(device)
+    return batch.to_torch(torch.device(device))
 
 
 def build_agent(traj: str, device: torch.device) -> torch.nn.Module:

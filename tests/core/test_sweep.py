@@ -453,3 +453,14 @@ def test_missing_optuna_names_the_install_command(tmp_path, monkeypatch):
     assert result.exit_code != 0
     assert result.stderr.strip() == "amago: error: amago sweep needs optuna: pip install 'amago-core[sweep]'"
     assert not (tmp_path / "s").exists()  # said before anything was written
+
+
+def test_resume_takes_only_connection_overrides_and_says_it_is_a_sweep(tmp_path):
+    folder = tmp_path / "s"
+    folder.mkdir()
+    spec = SweepSpec.model_validate({"space": {"optim.learning_rate": [1e-4, 3e-4]}})
+    (folder / "sweep.json").write_text(json.dumps({"study": "s", "spec": spec.as_table(), "trials": 2}))
+    result = runner.invoke(app, ["sweep", "--resume", str(folder), "-o", "optim.learning_rate=1e-3"])
+    assert result.exit_code == 2
+    assert f"{folder} is a sweep: it resumes with the config it started with" in result.stderr
+    assert "refused: optim.learning_rate=1e-3" in result.stderr

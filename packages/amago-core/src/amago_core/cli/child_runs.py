@@ -6,11 +6,48 @@ out of memory) takes no other with it. torch is never imported here.
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
+from typing import Any
+
+from amago_core.cli.output import fail
+
+KEPT_BY_COMMAND = ("run.ckpt_base_dir", "run.name")
+"""Folder-owned settings each child's command line sets itself (its folder), never passed on with ``-o``."""
+
+
+def connect_overrides(config: Mapping[str, Any]) -> list[str]:
+    """``-o`` items that give each child the config's folder-owned settings (what it connects to: wandb, Ray,
+    the buffer's place), which a child never takes from its group's or sweep's record file."""
+    from amago_core.config.sources import folder_owned_settings
+
+    owned = folder_owned_settings(config)
+    return [f"{key}={json.dumps(value)}" for key, value in owned.items() if key not in KEPT_BY_COMMAND]
+
+
+def connect_overrides_only(folder: Path, overrides: Sequence[str], what: str) -> list[str]:
+    """The ``-o`` items a resume of a seed group or a sweep passes to every child: only the settings such a
+    folder never chooses (wandb, Ray, the buffer's place); exits 2 naming any other.
+
+    Args:
+        folder: the group or sweep folder being resumed.
+        overrides: the resuming command's ``-o`` items.
+        what: what the folder is, for the message (``"a seed group"``, ``"a sweep"``).
+    """
+    from amago_core.config.sources import FOLDER_OWNED_SETTINGS
+
+    allowed = {f"{section}.{key}" for section, key in FOLDER_OWNED_SETTINGS} - set(KEPT_BY_COMMAND)
+    refused = [item for item in overrides if item.partition("=")[0].strip() not in allowed]
+    if refused:
+        fail(
+            f"{folder} is {what}: it resumes with the config it started with, so -o may only set "
+            f"{', '.join(sorted(allowed))} (refused: {', '.join(refused)})"
+        )
+    return list(overrides)
 
 
 def child_run_command(

@@ -230,13 +230,14 @@ def run_command(
                 f"{resume} is a seed group: it resumes with the config and seeds it started with; drop "
                 f"{', '.join(given)} (only --parallel may change)"
             )
+        from amago_core.cli.child_runs import connect_overrides_only
         from amago_core.cli.seeds import SeedGroup, resume_group
 
         raise typer.Exit(
             resume_group(
                 SeedGroup(resume),
                 parallel,
-                _connect_overrides_only(resume, override or []),
+                connect_overrides_only(resume, override or [], "a seed group"),
                 allow_traj_pickles=allow_traj_pickles,
             )
         )
@@ -300,24 +301,6 @@ def _is_seed_group(folder: Path) -> bool:
     from amago_core.cli.seeds import is_group
 
     return is_group(folder)
-
-
-def _connect_overrides_only(group: Path, overrides: list[str]) -> list[str]:
-    """The ``-o`` items a group resume passes to every seed: only the settings a group folder never chooses
-    (wandb, Ray, the buffer's place); exits 2 naming any other."""
-    from amago_core.config.sources import FOLDER_OWNED_SETTINGS
-
-    allowed = {f"{section}.{key}" for section, key in FOLDER_OWNED_SETTINGS} - {
-        "run.name",
-        "run.ckpt_base_dir",
-    }
-    refused = [item for item in overrides if item.partition("=")[0].strip() not in allowed]
-    if refused:
-        fail(
-            f"{group} is a seed group: it resumes with the config it started with, so -o may only set "
-            f"{', '.join(sorted(allowed))} (refused: {', '.join(refused)})"
-        )
-    return overrides
 
 
 def _options_given(**options: Any) -> list[str]:

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from amago_core.cli.child_runs import child_run_command, last_line, start_child
+from amago_core.cli.child_runs import child_run_command, connect_overrides, last_line, start_child
 from amago_core.experiment.run_dir import SEED_GROUP_RECORD, atomic_write_json
 
 GROUP_RECORD_NAME = SEED_GROUP_RECORD
@@ -33,7 +33,6 @@ GROUP_CONFIG_NAME = "seeds.config.json"
 """The resolved config every seed runs, written as a run record (with a ``_provenance`` table): a group folder
 may come from anyone, so where a seed writes and what it connects to (wandb, Ray, the buffer's place) come from
 the command that starts or resumes the group, never from this file."""
-_KEPT_BY_COMMAND = ("run.ckpt_base_dir", "run.name")  # each seed's command line sets them itself
 SEEDS_MAX = 1000
 """More seeds than this in one command is almost surely a typo (``--seeds 10000`` for ``--seeds 10,000``)."""
 _RETURN_KEY = (
@@ -104,15 +103,6 @@ class SeedGroup:
 def is_group(folder: Path) -> bool:
     """Whether ``folder`` is a seed group (it holds the group record)."""
     return (folder / GROUP_RECORD_NAME).is_file()
-
-
-def connect_overrides(config: Mapping[str, Any]) -> list[str]:
-    """``-o`` items that give each seed the config's folder-owned settings (where it writes, what it connects
-    to), which a seed never takes from the group's record file."""
-    from amago_core.config.sources import folder_owned_settings
-
-    owned = folder_owned_settings(config)
-    return [f"{key}={json.dumps(value)}" for key, value in owned.items() if key not in _KEPT_BY_COMMAND]
 
 
 def seed_command(

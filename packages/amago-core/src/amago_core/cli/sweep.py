@@ -41,6 +41,7 @@ from typing import Any
 from amago_core.cli.child_runs import child_run_command, last_line, start_child
 from amago_core.cli.output import fail
 from amago_core.cli.sweep_spec import SweepSpec
+from amago_core.config.sources import RUN_RECORD_NAME
 from amago_core.experiment.run_dir import SWEEP_RECORD
 from amago_core.io import atomic_write_json
 from amago_core.optional import require
@@ -53,7 +54,6 @@ STUDY_FILE_NAME = "study.db"
 FAILURES_IN_A_ROW = 3
 """Trials of one driver that fail one after another, with none finished, before it stops: the base config is
 broken, and running the rest of the trials would only fail them too."""
-RUN_RECORD = "config.resolved.json"  # amago_core.config.sources.RUN_RECORD_NAME, without importing pydantic
 
 
 @dataclass(frozen=True)
@@ -175,25 +175,52 @@ def param_overrides(params: Mapping[str, Any]) -> list[str]:
     return [f"{key}={json.dumps(value)}" for key, value in params.items()]
 
 
+@dataclass
+class ObjectiveReader:
+    """Reads a growing ``metrics.jsonl`` from where it stopped: the driver follows each running trial every
+    half second, and a long run's file would otherwise be parsed whole each time.
+
+    Attributes:
+        path: the run's ``metrics.jsonl``.
+        metric: the key whose values are collected.
+        values: ``(step, value)`` of each finite value so far, in order; the step is the record's epoch.
+        offset: the bytes read so far (always the end of a whole line).
+    """
+
+    path: Path
+    metric: str
+    values: list[tuple[int, float]] = field(default_factory=list)
+    offset: int = 0
+
+    def read(self) -> list[tuple[int, float]]:
+        """Adds the values of the lines written since the last call and returns every value so far. A line
+        without its newline yet (the run is writing it) is left for the next call."""
+        try:
+            with self.path.open("rb") as handle:
+                handle.seek(self.offset)
+                chunk = handle.read()
+        except OSError:
+            return self.values
+        complete = chunk[: chunk.rfind(b"\n") + 1]
+        self.offset += len(complete)
+        for line in complete.decode("utf-8", errors="replace").splitlines():
+            try:
+                record = json.loads(line)
+            except json.JSONDecodeError:
+                continue
+            value = record.get(self.metric) if isinstance(record, dict) else None
+            if isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value):
+                step = record.get("Epoch", len(self.values))
+                self.values.append(
+                    (int(step) if isinstance(step, int | float) else len(self.values), float(value))
+                )
+        return self.values
+
+
 def objective_values(run_dir: Path, metric: str) -> list[tuple[int, float]]:
     """``(step, value)`` of each finite value of ``metric`` in a run's ``metrics.jsonl``, in order; the step is
     the record's epoch. A line cut short (the run is writing it) is skipped."""
-    path = run_dir / "metrics.jsonl"
-    found: list[tuple[int, float]] = []
-    try:
-        text = path.read_text(encoding="utf-8", errors="replace")
-    except OSError:
-        return found
-    for line in text.splitlines():
-        try:
-            record = json.loads(line)
-        except json.JSONDecodeError:
-            continue
-        value = record.get(metric) if isinstance(record, dict) else None
-        if isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value):
-            step = record.get("Epoch", len(found))
-            found.append((int(step) if isinstance(step, int | float) else len(found), float(value)))
-    return found
+    return ObjectiveReader(run_dir / "metrics.jsonl", metric).read()
 
 
 def score(values: Sequence[tuple[int, float]], last: int) -> float | None:
@@ -210,6 +237,7 @@ class RunningTrial:
     process: subprocess.Popen[bytes]
     run_dir: Path
     log: Path
+    reader: ObjectiveReader
     reported: set[int] = field(default_factory=set)
     pruned: bool = False
 
@@ -313,7 +341,7 @@ class SweepDriver:
         number = trial.number
         run_dir = Path(trial.user_attrs.get("run_dir", self.folder.run_dir(number)))
         trial.set_user_attr("worker", {"host": socket.gethostname(), "pid": os.getpid()})
-        if (run_dir / RUN_RECORD).is_file():  # interrupted earlier: continue from its checkpoint
+        if (run_dir / RUN_RECORD_NAME).is_file():  # interrupted earlier: continue from its checkpoint
             command = child_run_command(
                 resume=run_dir, overrides=self.connect, allow_traj_pickles=self.allow_traj_pickles
             )
@@ -335,7 +363,8 @@ class SweepDriver:
             sys.stderr.write(f"amago: trial {number} starts ({_params_text(trial.params)})\n")
         trial.set_user_attr("run_dir", str(run_dir))
         log, reported = self.folder.log(number), self._reported_steps(number)
-        self.running[number] = RunningTrial(trial, start_child(command, log), run_dir, log, reported=reported)
+        reader = ObjectiveReader(run_dir / "metrics.jsonl", self.settings.spec.objective)
+        self.running[number] = RunningTrial(trial, start_child(command, log), run_dir, log, reader, reported)
 
     def _reported_steps(self, number: int) -> set[int]:
         """The steps a trial reported already (one continued after an interrupt reported its first ones)."""
@@ -355,7 +384,7 @@ class SweepDriver:
     # -- following a trial ------------------------------------------------------------------------------------
     def _follow(self, number: int) -> None:
         running = self.running[number]
-        values = objective_values(running.run_dir, self.settings.spec.objective)
+        values = running.reader.read()
         for step, value in values:
             if step in running.reported:
                 continue

@@ -6,6 +6,7 @@ never imported here.
 
 from __future__ import annotations
 
+import copy
 import json
 import os
 import secrets
@@ -182,6 +183,7 @@ def _start(
 ) -> int:
     from pydantic import ValidationError
 
+    from amago_core.cli.child_runs import connect_overrides
     from amago_core.cli.sweep import STUDY_FILE_NAME, SweepFolder, SweepSettings, optuna_module, shown_url
     from amago_core.cli.sweep_spec import read_sweep_spec
     from amago_core.config.sources import (
@@ -190,6 +192,7 @@ def _start(
         folder_owned_settings,
         merge_layers,
         read_sources,
+        without_folder_owned,
     )
 
     try:
@@ -209,16 +212,12 @@ def _start(
                 f"space key {param.key!r} is not searchable: a sweep sets it for its trials; drop it from [space]"
             )
     if seed is None:
-        seed = secrets.randbelow(
-            2**31
-        )  # one seed for every trial, so that they differ only in the searched keys
+        # One seed for every trial, so that they differ only in the searched keys.
+        seed = secrets.randbelow(2**31)
     merged.setdefault("run", {})["seed"] = seed
     owned = folder_owned_settings(merged)
-    connect = [f"{key}={json.dumps(value)}" for key, value in owned.items() if not key.startswith("run.")]
-    table = {section: dict(value) if isinstance(value, dict) else value for section, value in merged.items()}
-    for key in owned:
-        section, field = key.split(".")
-        table[section].pop(field, None)
+    connect = connect_overrides(merged)
+    table = without_folder_owned(copy.deepcopy(merged))  # sweep.config.json never chooses them
 
     with tempfile.TemporaryDirectory(prefix="amago-sweep-") as scratch:
         probe = SweepFolder(Path(scratch))
@@ -293,13 +292,18 @@ def _checked_space(folder: SweepFolder, settings: SweepSettings) -> dict[str, An
     from amago_core.cli.sweep import TrialConfigError, trial_config
 
     first = {param.key: param.probe_values()[0] for param in settings.spec.space}
+
+    def checked(values: dict[str, Any], key: str) -> dict[str, Any]:
+        try:
+            return trial_config(folder, settings, values)
+        except TrialConfigError as exc:
+            fail(f"space key {key!r} = {values[key]!r} makes no valid config: {exc}")
+
+    base = checked(first, settings.spec.space[0].key)
     for param in settings.spec.space:
-        for value in param.probe_values():
-            try:
-                trial_config(folder, settings, {**first, param.key: value})
-            except TrialConfigError as exc:
-                fail(f"space key {param.key!r} = {value!r} makes no valid config: {exc}")
-    return trial_config(folder, settings, first)
+        for value in param.probe_values()[1:]:  # the first value of every key is in `base` already
+            checked({**first, param.key: value}, param.key)
+    return base
 
 
 def _open_study(settings: SweepSettings, url: str, *, create: bool, folder: SweepFolder) -> Any:
@@ -344,7 +348,7 @@ def _resume(
 ) -> int:
     from pydantic import ValidationError
 
-    from amago_core.cli.run_cmd import _connect_overrides_only
+    from amago_core.cli.child_runs import connect_overrides_only
     from amago_core.cli.sweep import SweepFolder, SweepSettings
     from amago_core.cli.sweep_spec import SweepSpec
     from amago_core.io import atomic_write_json
@@ -374,7 +378,7 @@ def _resume(
         trials=trials or int(record.get("trials", DEFAULT_TRIALS)),
         parallel=parallel or int(record.get("parallel", 1)),
     )
-    connect = _connect_overrides_only(root, overrides)
+    connect = connect_overrides_only(root, overrides, "a sweep")
     study = _open_study(settings, url, create=False, folder=folder)
     if trials is not None:
         atomic_write_json(folder.record, {**record, "trials": trials})

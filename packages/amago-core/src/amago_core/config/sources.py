@@ -137,7 +137,8 @@ def folder_owned_settings(data: Mapping[str, Any]) -> dict[str, Any]:
     return found
 
 
-def _without_folder_owned(data: dict[str, Any]) -> dict[str, Any]:
+def without_folder_owned(data: dict[str, Any]) -> dict[str, Any]:
+    """``data`` with its :data:`FOLDER_OWNED_SETTINGS` removed (in place; the tables are changed), returned."""
     for section, key in FOLDER_OWNED_SETTINGS:
         table = data.get(section)
         if isinstance(table, dict):
@@ -223,7 +224,7 @@ class SourceFile:
         file as written (a fresh copy)."""
         data = copy.deepcopy(dict(self.raw))
         data.pop(PROVENANCE_KEY, None)
-        return _without_folder_owned(data) if self.is_record else data
+        return without_folder_owned(data) if self.is_record else data
 
 
 def read_config_file(path: str | os.PathLike[str]) -> dict[str, Any]:
