@@ -11,6 +11,11 @@ and ``ckpts/latest/policy.pt``; for ff also the epoch-0 policy weights and the e
 every step's inputs (observation, rl2, time index, which envs reset before it) and outputs: the argmax action,
 the actor's probabilities for every gamma and the online critics' values of those probabilities (raw and
 PopArt-denormalised). Written to ``tests/compat/fixtures/amago_checkpoints/{ff,rnn,transformer}/``.
+
+The CNN runs (``CNN_RUNS``: ``cnn_nature``, ``cnn_impala``) do the same with AMAGO's CNNTstepEncoder (Nature-ish
+with channels last and DrQ-v2 augmentation; IMPALA-ish with channels first and GELU) and a small GRU on
+:class:`TinyImageEnv`, a 36x36x2 uint8 image env defined here; their recorded observations are uint8 pixels.
+Only these: ``--encoders cnn_nature cnn_impala --no-heads``.
 """
 
 from __future__ import annotations
@@ -31,10 +36,79 @@ LAKE = {"size": 3, "k_episodes": 2}
 ROLLOUT = 9 * LAKE["k_episodes"]  # size² steps per attempt, k attempts
 STAGGER = (7, 11, 13)  # forced rollout ends per env (shorter than the context, so the KV cache never rolls)
 STEPS = 30
+IMAGE = 36  # the smallest square frame DQN's convolutions (8/4, 4/2, 3/1) take
+
+
+class TinyImageEnv:
+    """A 36x36 two-channel uint8 image env: a bright 6x6 patch in one of four quadrants (channel 0) and the step
+    count as a brightness ramp (channel 1); reward 1 for naming the quadrant (Discrete(4)), 6 steps per episode.
+
+    Built as a gymnasium env on first use (the class body needs gymnasium, imported by the reference venv only).
+    """
+
+    def __new__(cls, channels_first: bool = False, seed: int = 0):
+        import gymnasium as gym
+
+        class _Env(gym.Env):
+            def __init__(self) -> None:
+                shape = (2, IMAGE, IMAGE) if channels_first else (IMAGE, IMAGE, 2)
+                self.observation_space = gym.spaces.Box(0, 255, shape, np.uint8)
+                self.action_space = gym.spaces.Discrete(4)
+                self._rng = np.random.default_rng(seed)
+                self._t = 0
+                self._target = 0
+
+            def _frame(self) -> np.ndarray:
+                frame = np.zeros((IMAGE, IMAGE, 2), np.uint8)
+                row, col = divmod(self._target, 2)
+                top, left = 6 + 18 * row, 6 + 18 * col
+                frame[top : top + 6, left : left + 6, 0] = 255
+                frame[:, :, 1] = np.uint8(40 * self._t) + np.arange(IMAGE, dtype=np.uint8)[None, :]
+                return frame.transpose(2, 0, 1).copy() if channels_first else frame
+
+            def reset(self, *, seed=None, options=None):
+                super().reset(seed=seed)
+                self._t, self._target = 0, int(self._rng.integers(4))
+                return self._frame(), {}
+
+            def step(self, action):
+                reward = float(int(action) == self._target)
+                self._t += 1
+                self._target = int(self._rng.integers(4))
+                return self._frame(), reward, False, self._t >= 6, {}
+
+        return _Env()
+
+
+# CNN timestep encoder runs (GRU trajectory encoder): the backbone class and its options, the encoder's options.
+CNN_RUNS: dict[str, dict] = {
+    "cnn_nature": {
+        "cnn_type": "NatureishCNN",
+        "backbone": {},
+        "img_features": 16,
+        "rl2_features": 4,
+        "d_output": 16,
+        "drqv2_aug": True,
+        "aug_pct_of_batch": 0.5,
+    },
+    "cnn_impala": {
+        "cnn_type": "IMPALAishCNN",
+        "backbone": {"cnn_block_depths": [4, 8]},
+        "channels_first": True,
+        "img_features": 16,
+        "rl2_features": 4,
+        "d_output": 16,
+        "activation": "gelu",
+    },
+}
 
 
 def train(encoder: str, root: Path) -> tuple[object, Path]:
-    """A two-epoch AMAGO run of ``encoder``; returns (experiment, its ckpts folder)."""
+    """A two-epoch AMAGO run of ``encoder``; returns (experiment, its ckpts folder).
+
+    ``encoder`` is a trajectory encoder (ff, rnn, transformer; with the ff timestep encoder on Meta-Frozen-Lake)
+    or a CNN case of ``CNN_RUNS`` (a GRU over AMAGO's CNN timestep encoder on :class:`TinyImageEnv`).
+    """
     import gin
 
     import amago
@@ -42,6 +116,7 @@ def train(encoder: str, root: Path) -> tuple[object, Path]:
     from amago.envs import AMAGOEnv
     from amago.envs.builtin.toy_gym import MetaFrozenLake
     from amago.loading import DiskTrajDataset
+    from amago.nets import cnn
 
     gin.clear_config()
     config = {
@@ -53,15 +128,30 @@ def train(encoder: str, root: Path) -> tuple[object, Path]:
         config["amago.nets.traj_encoders.TformerTrajEncoder.attention_type"] = (
             amago.nets.transformer.VanillaAttention
         )
-    traj_type = cli_utils.switch_traj_encoder(config, arch=encoder, memory_size=32, layers=2)
-    tstep_type = cli_utils.switch_tstep_encoder(
-        config, arch="ff", n_layers=1, d_hidden=32, d_output=32, normalize_inputs=True
-    )
+    if encoder in CNN_RUNS:
+        options = dict(CNN_RUNS[encoder])
+        backbone = options.pop("cnn_type")
+        for key, value in options.pop("backbone").items():
+            config[f"amago.nets.cnn.{backbone}.{key}"] = value
+        traj_type = cli_utils.switch_traj_encoder(config, arch="rnn", memory_size=16, layers=1)
+        tstep_type = cli_utils.switch_tstep_encoder(
+            config, arch="cnn", cnn_type=getattr(cnn, backbone), **options
+        )
+        channels_first = bool(options.get("channels_first", False))
+
+        def make_env():
+            return AMAGOEnv(TinyImageEnv(channels_first), env_name="tiny_image")
+    else:
+        traj_type = cli_utils.switch_traj_encoder(config, arch=encoder, memory_size=32, layers=2)
+        tstep_type = cli_utils.switch_tstep_encoder(
+            config, arch="ff", n_layers=1, d_hidden=32, d_output=32, normalize_inputs=True
+        )
+
+        def make_env():
+            return AMAGOEnv(MetaFrozenLake(**LAKE), env_name="meta_frozen_lake_3x3_k2")
+
     agent_type = cli_utils.switch_agent(config, "agent", tau=0.004)
     cli_utils.use_config(config)
-
-    def make_env():
-        return AMAGOEnv(MetaFrozenLake(**LAKE), env_name="meta_frozen_lake_3x3_k2")
 
     run_name = f"tiny_{encoder}"
     exp = amago.Experiment(
@@ -95,7 +185,7 @@ def train(encoder: str, root: Path) -> tuple[object, Path]:
     return exp, root / run_name / "ckpts"
 
 
-def record(policy: torch.nn.Module, seed: int) -> dict[str, np.ndarray]:
+def record(policy: torch.nn.Module, seed: int, encoder: str) -> dict[str, np.ndarray]:
     """Inputs and outputs of ``policy`` step by step on three envs with staggered rollout ends."""
     import random
 
@@ -105,7 +195,14 @@ def record(policy: torch.nn.Module, seed: int) -> dict[str, np.ndarray]:
 
     random.seed(seed)
     np.random.seed(seed)
-    envs = [SequenceWrapper(AMAGOEnv(MetaFrozenLake(**LAKE), env_name="lake"), None) for _ in STAGGER]
+    if encoder in CNN_RUNS:
+        channels_first = bool(CNN_RUNS[encoder].get("channels_first", False))
+        envs = [
+            SequenceWrapper(AMAGOEnv(TinyImageEnv(channels_first, seed=i), env_name="tiny_image"), None)
+            for i in range(len(STAGGER))
+        ]
+    else:
+        envs = [SequenceWrapper(AMAGOEnv(MetaFrozenLake(**LAKE), env_name="lake"), None) for _ in STAGGER]
     for env in envs:
         env.reset()
     lengths = [0] * len(envs)
@@ -116,7 +213,9 @@ def record(policy: torch.nn.Module, seed: int) -> dict[str, np.ndarray]:
     reset = np.zeros(len(envs), dtype=bool)
     for _ in range(STEPS):
         stamps = [env.current_timestep for env in envs]
-        obs = np.concatenate([s[0]["observation"] for s in stamps], 0).astype(np.float32)
+        obs = np.concatenate([s[0]["observation"] for s in stamps], 0)
+        if obs.dtype != np.uint8:  # images stay uint8 pixels, as the CNN encoder reads them
+            obs = obs.astype(np.float32)
         rl2 = np.concatenate([s[1] for s in stamps], 0).astype(np.float32)
         time = np.concatenate([s[2] for s in stamps], 0)
         if reset.any():
@@ -272,7 +371,7 @@ def make_heads(out: Path) -> None:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--out", type=Path, default=DEFAULT_OUT)
-    parser.add_argument("--encoders", nargs="*", default=["ff", "rnn", "transformer"])
+    parser.add_argument("--encoders", nargs="*", default=["ff", "rnn", "transformer", *CNN_RUNS])
     parser.add_argument(
         "--no-heads", action="store_true", help="Skip the untrained other-action-space agents."
     )
@@ -301,7 +400,7 @@ def main() -> None:
                 (dest / "ckpts" / "training_states" / state.name).mkdir(parents=True)
                 shutil.copy(state / "model.safetensors", dest / "ckpts" / "training_states" / state.name)
             policy.load_state_dict(torch.load(dest / "ckpts" / "latest" / "policy.pt", weights_only=True))
-            figures = record(policy, seed=1)
+            figures = record(policy, seed=1, encoder=encoder)
             np.savez(dest / "recorded.npz", **figures)
             print(encoder, {k: v.shape for k, v in figures.items()}, sorted(os.listdir(dest / "ckpts")))
     if not args.no_heads:

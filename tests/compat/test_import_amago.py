@@ -3,7 +3,8 @@
 The fixtures (``fixtures/amago_checkpoints/{ff,rnn,transformer}``) were made by AMAGO itself with
 ``bench/make_amago_checkpoints.py`` (reference venv): a tiny agent trained two epochs on Meta-Frozen-Lake, the run
 folder's ``ckpts/config.txt`` and ``policy.pt``, and ``recorded.npz``: per step on three envs with staggered
-resets, the inputs and AMAGO's argmax action, actor probabilities (every gamma) and critic values.
+resets, the inputs and AMAGO's argmax action, actor probabilities (every gamma) and critic values. ``cnn_nature`` and
+``cnn_impala`` are the same with AMAGO's CNNTstepEncoder on a tiny uint8 image env (the script's ``TinyImageEnv``).
 """
 
 from __future__ import annotations
@@ -92,6 +93,63 @@ def test_imported_policy_matches_amago(encoder, tmp_path):
         sample=False,
     )
     np.testing.assert_array_equal(actions[:, 0].numpy(), figures["action"][0])
+
+
+# AMAGO's CNNTstepEncoder (GRU trajectory encoder) on the script's 36x36x2 uint8 image env: Nature-ish CNN with
+# channels last (and DrQ-v2 augmentation, which only acts in training), IMPALA-ish CNN with channels first.
+CNN_RUNS = {"cnn_nature": ("nature", "36,36,2"), "cnn_impala": ("impala", "2,36,36")}
+
+
+@pytest.mark.parametrize("name", sorted(CNN_RUNS))
+def test_imported_cnn_policy_matches_amago(name, tmp_path):
+    cnn_type, shape = CNN_RUNS[name]
+    out = import_fixture(name, tmp_path / name, "--image-shape", shape, "--max-seq-len", "18")
+    figures = dict(np.load(FIXTURES / name / "recorded.npz"))
+    assert figures["obs"].dtype == np.uint8
+    run = load_run(out)
+    assert run.kind("tstep_encoder") == "cnn"
+    config = json.loads((out / "config.resolved.json").read_text())["tstep_encoder"]
+    assert config["cnn_type"] == cnn_type
+    assert (config["img_features"], config["rl2_features"], config["d_output"]) == (16, 4, 16)
+    if cnn_type == "impala":
+        assert config["channels_first"] is True
+        assert config["activation"] == "gelu"
+        assert tuple(config["impala_block_depths"]) == (4, 8)
+    else:
+        assert config["drqv2_aug"] is True
+        assert config["aug_pct_of_batch"] == 0.5
+    ours = replay(run.agent, figures)
+    np.testing.assert_array_equal(ours["action"], figures["action"])
+    for key in ("probs", "q", "value"):
+        np.testing.assert_allclose(ours[key], figures[key], rtol=0, atol=TOLERANCE, err_msg=key)
+
+
+def test_cnn_runs_need_an_image_shape_and_refuse_what_amago_lacks(tmp_path):
+    code, output = run_cli("import-amago", str(FIXTURES / "cnn_nature"), str(tmp_path / "a"))
+    assert code != 0
+    assert "pass --image-shape H,W,C" in output
+    code, output = run_cli(
+        "import-amago", str(FIXTURES / "cnn_nature"), str(tmp_path / "b"), "--image-shape", "44,44,2"
+    )
+    assert code != 0
+    assert "gives 256 CNN features, but AMAGO's tstep_encoder.img_features reads 64" in output
+    text = (FIXTURES / "cnn_nature" / "ckpts" / "config.txt").read_text()
+    for extra, expected in (
+        (
+            "NatureishCNN.channels = [16, 32, 32]",
+            "NatureishCNN.channels = [16, 32, 32], but amago's cnn encoder",
+        ),
+        ("CNNTstepEncoder.cnn_type = @cnn.GridworldCNN", "@GridworldCNN, a backbone amago's cnn timestep"),
+        ("CNNTstepEncoder.cnn_type = @MyCNN", "@MyCNN, a custom class"),
+        ("CNNTstepEncoder.activation = 'adaptive'", "'adaptive', whose learned coefficients"),
+        ("GridworldTstepEncoder.d_output = 8", "has no GridworldTstepEncoder (only its examples"),
+    ):
+        custom = tmp_path / "custom"
+        (custom / "ckpts").mkdir(parents=True, exist_ok=True)
+        (custom / "ckpts" / "config.txt").write_text(text + f"\n{extra}\n")
+        code, output = run_cli("import-amago", str(custom), str(tmp_path / "out"), "--image-shape", "36,36,2")
+        assert code != 0, extra
+        assert expected in " ".join(output.split()), output
 
 
 HEADS = ("box_rnn", "gmm_ff", "multibinary_ff", "multitask_discrete_transformer", "multitask_box_rnn")
@@ -194,3 +252,114 @@ def test_cli_hook_module_is_import_cheap():
     code = "import sys, amago.from_amago.cli_hooks\nprint([m for m in ('torch', 'gymnasium', 'numpy') if m in sys.modules])"
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert result.stdout.strip() == "[]", result.stdout
+
+
+MAMBA = {"d_model": 32, "d_state": 4, "d_conv": 4, "expand": 2, "n_layers": 2}
+
+
+def amago_mamba_tensors(gen: torch.Generator) -> dict[str, torch.Tensor]:
+    """AMAGO's MambaTrajEncoder parameters under AMAGO's names: ``mambas.{i}.norm`` (its Normalization wrapper
+    around a LayerNorm) and ``mambas.{i}.mamba`` (mamba_ssm's Mamba v1: in_proj and out_proj without bias, a
+    depthwise conv1d with bias, x_proj → (dt_rank, B, C), dt_proj, A_log, D), with random values."""
+    d, n, k = MAMBA["d_model"], MAMBA["d_state"], MAMBA["d_conv"]
+    inner, rank = MAMBA["expand"] * d, -(-d // 16)
+
+    def rand(*shape: int, scale: float = 0.2) -> torch.Tensor:
+        return scale * torch.randn(*shape, generator=gen)
+
+    sd = {"traj_encoder.inp.weight": rand(d, d), "traj_encoder.inp.bias": rand(d)}
+    for i in range(MAMBA["n_layers"]):
+        block = f"traj_encoder.mambas.{i}"
+        sd |= {
+            f"{block}.norm.norm.weight": 1 + rand(d),
+            f"{block}.norm.norm.bias": rand(d),
+            f"{block}.mamba.in_proj.weight": rand(2 * inner, d),
+            f"{block}.mamba.conv1d.weight": rand(inner, 1, k, scale=0.5),
+            f"{block}.mamba.conv1d.bias": rand(inner),
+            f"{block}.mamba.x_proj.weight": rand(rank + 2 * n, inner),
+            f"{block}.mamba.dt_proj.weight": rand(inner, rank),
+            f"{block}.mamba.dt_proj.bias": rand(inner, scale=1.0) - 3.0,
+            f"{block}.mamba.A_log": torch.log(torch.arange(1, n + 1).float()).repeat(inner, 1)
+            + rand(inner, n),
+            f"{block}.mamba.D": 1 + rand(inner),
+            f"{block}.mamba.out_proj.weight": rand(d, inner),
+        }
+    sd |= {"traj_encoder.out_norm.norm.weight": 1 + rand(d), "traj_encoder.out_norm.norm.bias": rand(d)}
+    return sd
+
+
+def written_out_mamba(sd: dict[str, torch.Tensor], seq: torch.Tensor) -> torch.Tensor:
+    """AMAGO's MambaTrajEncoder forward written out from the Mamba paper / mamba_ssm's selective_scan_ref, one
+    time step at a time: x = inp(seq); per block x += out_proj(scan(silu(causal_conv(u))) * silu(z)) with
+    (u, z) = in_proj(LayerNorm(x)); then the output LayerNorm."""
+    d, n, k = MAMBA["d_model"], MAMBA["d_state"], MAMBA["d_conv"]
+    inner, rank = MAMBA["expand"] * d, -(-d // 16)
+    batch, length, _ = seq.shape
+    x = seq @ sd["traj_encoder.inp.weight"].T + sd["traj_encoder.inp.bias"]
+    for i in range(MAMBA["n_layers"]):
+        p = {key.split(f"mambas.{i}.", 1)[1]: v for key, v in sd.items() if f"mambas.{i}." in key}
+        h = torch.nn.functional.layer_norm(x, (d,), p["norm.norm.weight"], p["norm.norm.bias"])
+        uz = h @ p["mamba.in_proj.weight"].T
+        u, z = uz[..., :inner], uz[..., inner:]
+        kernel = p["mamba.conv1d.weight"][:, 0]  # (inner, k): tap k - 1 reads the current step
+        conv = torch.zeros_like(u)
+        for t in range(length):
+            for tap in range(k):
+                source = t - (k - 1) + tap
+                if source >= 0:
+                    conv[:, t] += kernel[:, tap] * u[:, source]
+        conv = torch.nn.functional.silu(conv + p["mamba.conv1d.bias"])
+        dbc = conv @ p["mamba.x_proj.weight"].T
+        dt, b, c = dbc[..., :rank], dbc[..., rank : rank + n], dbc[..., rank + n :]
+        delta = torch.nn.functional.softplus(dt @ p["mamba.dt_proj.weight"].T + p["mamba.dt_proj.bias"])
+        a = -torch.exp(p["mamba.A_log"])
+        state = torch.zeros(batch, inner, n)
+        ys = []
+        for t in range(length):
+            dt_t = delta[:, t, :, None]
+            state = torch.exp(dt_t * a) * state + dt_t * b[:, t, None, :] * conv[:, t, :, None]
+            ys.append((state * c[:, t, None, :]).sum(-1) + p["mamba.D"] * conv[:, t])
+        y = torch.stack(ys, dim=1) * torch.nn.functional.silu(z)
+        x = x + y @ p["mamba.out_proj.weight"].T
+    w, bias = sd["traj_encoder.out_norm.norm.weight"], sd["traj_encoder.out_norm.norm.bias"]
+    return torch.nn.functional.layer_norm(x, (d,), w, bias)
+
+
+def test_amago_mamba_run_imports_and_matches_a_written_out_mamba(tmp_path):
+    """AMAGO's Mamba needs mamba_ssm's CUDA kernels, so no AMAGO run made the fixture: the rnn run's config and
+    weights with the GRU swapped for a Mamba (AMAGO's config section and parameter names), checked against the
+    block written out above (whole sequence and step by step with the rollout state)."""
+    gen = torch.Generator().manual_seed(0)
+    run = tmp_path / "mamba_run"
+    (run / "ckpts" / "latest").mkdir(parents=True)
+    text = (FIXTURES / "rnn" / "ckpts" / "config.txt").read_text()
+    head, _, rest = text.partition("# Parameters for GRUTrajEncoder:")
+    rest = rest[rest.index("\n\n") :]
+    section = "\n".join(f"MambaTrajEncoder.{key} = {value}" for key, value in MAMBA.items())
+    (run / "ckpts" / "config.txt").write_text(
+        f"{head}# Parameters for MambaTrajEncoder:\n# ===\n{section}\nMambaTrajEncoder.norm = 'layer'\n{rest}"
+    )
+    rnn_sd = torch.load(FIXTURES / "rnn" / "ckpts" / "latest" / "policy.pt", weights_only=True)
+    mamba_sd = amago_mamba_tensors(gen)
+    sd = {k: v for k, v in rnn_sd.items() if not k.startswith("traj_encoder.")} | mamba_sd
+    torch.save(sd, run / "ckpts" / "latest" / "policy.pt")
+    code, output = run_cli("import-amago", str(run), str(tmp_path / "out"), "--env", "frozen-lake")
+    assert code == 0, output
+    out = tmp_path / "out"
+    config = json.loads((out / "config.resolved.json").read_text())["traj_encoder"]
+    assert {k: config[k] for k in MAMBA} == MAMBA
+    assert config["kind"] == "mamba"
+    assert config["norm"] == "layer"
+    encoder = load_run(out).agent.traj_encoder
+    seq = torch.randn(2, 9, 32, generator=gen)
+    time = torch.arange(9).repeat(2, 1)
+    expected = written_out_mamba(mamba_sd, seq)
+    with torch.no_grad():
+        whole, _ = encoder(seq, time)
+        state = encoder.init_hidden_state(2, "cpu")
+        steps = []
+        for t in range(9):
+            step, state = encoder(seq[:, t : t + 1], time[:, t : t + 1], state)
+            steps.append(step)
+    np.testing.assert_allclose(whole.numpy(), expected.numpy(), rtol=0, atol=TOLERANCE)
+    np.testing.assert_allclose(torch.cat(steps, 1).numpy(), expected.numpy(), rtol=0, atol=TOLERANCE)

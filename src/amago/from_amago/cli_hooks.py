@@ -40,15 +40,35 @@ def import_amago(
     overwrite: Annotated[
         bool, typer.Option("--overwrite", help="Replace an amago run already at OUT.")
     ] = False,
+    image_shape: Annotated[
+        str | None,
+        typer.Option(
+            "--image-shape",
+            help="For a run with AMAGO's CNNTstepEncoder and no --env: the image observation's shape as the env "
+            "gives it, e.g. 84,84,3 (channels last) or 3,84,84 (channels_first runs).",
+        ),
+    ] = None,
 ) -> None:
     """Convert an AMAGO v3.3.0 run (config.txt + policy.pt weights) into an amago run folder."""
     from amago.from_amago.run_folder import AmagoImportError, import_amago_run
     from amago_core.cli.output import fail
 
     target = out if out is not None else amago_run_dir.with_name(amago_run_dir.name + "-amago")
+    shape = None
+    if image_shape is not None:
+        parts = image_shape.replace("x", ",").split(",")
+        if not all(p.strip().isdigit() and int(p) > 0 for p in parts) or len(parts) != 3:
+            fail(f"--image-shape {image_shape!r} is not three positive integers; pass it like 84,84,3.")
+        shape = tuple(int(p) for p in parts)
     try:
         result = import_amago_run(
-            amago_run_dir, target, env_id=env, max_seq_len=max_seq_len, overwrite=overwrite, echo=typer.echo
+            amago_run_dir,
+            target,
+            env_id=env,
+            max_seq_len=max_seq_len,
+            overwrite=overwrite,
+            echo=typer.echo,
+            image_shape=shape,
         )
     except AmagoImportError as err:
         fail(str(err))

@@ -40,8 +40,8 @@ class AmagoRunConfig:
     """What an AMAGO run's config says about its networks, as amago slot tables.
 
     Attributes:
-        tstep_encoder: the ``tstep_encoder`` table (``kind`` ``ff``).
-        traj_encoder: the ``traj_encoder`` table (``ff``, ``rnn`` or ``transformer``).
+        tstep_encoder: the ``tstep_encoder`` table (``kind`` ``ff`` or ``cnn``).
+        traj_encoder: the ``traj_encoder`` table (``ff``, ``rnn``, ``transformer`` or ``mamba``).
         agent: the ``agent`` table (``agent`` or ``multitask``).
         multigammas: AMAGO's extra discounts for Discrete and for other action spaces (picked once the
             action space is known).
@@ -143,9 +143,8 @@ _IGNORED = {
 
 # AMAGO classes that have no amago counterpart in an imported policy.
 _UNSUPPORTED = {
-    "MambaTrajEncoder": "amago's mamba encoder is built differently (import supports ff, rnn and transformer)",
-    "CNNTstepEncoder": "import-amago maps the ff timestep encoder only",
-    "GridworldTstepEncoder": "import-amago maps the ff timestep encoder only",
+    "GridworldTstepEncoder": "AMAGO v3.3.0's package has no GridworldTstepEncoder (only its examples define gridworld "
+    "encoders), so it is a custom class amago cannot rebuild (retrain with amago's babyai or xland encoder)",
     "ResidualActor": "import-amago maps AMAGO's plain Actor only",
     "Beta": "amago's beta policy is parameterised differently",
     "DiscreteLikeContinuous": "import-amago does not map a policy that picks it (amago trains discrete actions "
@@ -171,6 +170,12 @@ def _take(section: dict[str, Any], names: dict[str, str], out: dict[str, Any]) -
 
 
 def _tstep(bindings: dict[str, dict[str, Any]]) -> dict[str, Any]:
+    found = [name for name in ("FFTstepEncoder", "CNNTstepEncoder") if name in bindings]
+    if len(found) > 1:
+        msg = "config.txt configures both FFTstepEncoder and CNNTstepEncoder; import-amago needs the one the run used (pass a run's own ckpts/config.txt)."
+        raise AmagoConfigError(msg)
+    if found == ["CNNTstepEncoder"]:
+        return _cnn_tstep(bindings)
     section = bindings.get("FFTstepEncoder", {})
     table: dict[str, Any] = {"kind": "ff"}
     _take(
@@ -199,12 +204,92 @@ def _tstep(bindings: dict[str, dict[str, Any]]) -> dict[str, Any]:
     return table
 
 
-def _traj(bindings: dict[str, dict[str, Any]]) -> dict[str, Any]:
-    found = [name for name in ("FFTrajEncoder", "GRUTrajEncoder", "TformerTrajEncoder") if name in bindings]
-    if len(found) != 1:
-        what = (
-            "none of FFTrajEncoder, GRUTrajEncoder, TformerTrajEncoder" if not found else " and ".join(found)
+# CNNTstepEncoder parameters amago's ``cnn`` encoder takes under the same name (AMAGO's defaults are amago's).
+_CNN_OPTIONS = (
+    "obs_key",
+    "channels_first",
+    "img_features",
+    "rl2_features",
+    "d_output",
+    "activation",
+    "hide_rl2s",
+    "drqv2_aug",
+    "aug_pct_of_batch",
+)
+_CNN_BACKBONES = ("NatureishCNN", "IMPALAishCNN", "GridworldCNN", "DrQCNN")
+# AMAGO's NatureishCNN options: amago's cnn encoder always builds these (its config has no field for them).
+_NATURE_DEFAULTS = {"channels": (32, 64, 64), "kernels": (8, 4, 3), "strides": (4, 2, 1)}
+
+
+def _cnn_backbone(bindings: dict[str, dict[str, Any]]) -> str:
+    """AMAGO's CNN class: ``CNNTstepEncoder.cnn_type``, else the backbone whose section gin recorded (a class
+    passed from Python is not printed as a value), else AMAGO's default ``NatureishCNN``."""
+    ref = bindings["CNNTstepEncoder"].get("cnn_type")
+    if isinstance(ref, Reference):
+        return ref.short
+    return next((name for name in _CNN_BACKBONES if name in bindings), "NatureishCNN")
+
+
+def _cnn_tstep(bindings: dict[str, dict[str, Any]]) -> dict[str, Any]:
+    """AMAGO's ``CNNTstepEncoder`` as amago's ``cnn`` tstep encoder (NatureishCNN → nature, IMPALAishCNN → impala)."""
+    section = bindings["CNNTstepEncoder"]
+    for param in section:
+        if param not in (*_CNN_OPTIONS, "out_norm", "cnn_type"):
+            msg = f"config.txt sets CNNTstepEncoder.{param}, which amago's cnn timestep encoder does not have; import-amago cannot bring this run (remove the binding if it is not AMAGO v3.3.0's)."
+            raise AmagoConfigError(msg)
+    table: dict[str, Any] = {"kind": "cnn"}
+    _take(section, {name: name for name in _CNN_OPTIONS}, table)
+    table.setdefault("img_features", 256)
+    table.setdefault("rl2_features", 12)
+    table.setdefault("d_output", 256)
+    table["out_norm"] = _norm(section.get("out_norm", "layer"), "CNNTstepEncoder.out_norm")
+    if table.get("activation") == "adaptive":
+        # AMAGO's CNN calls one SlowAdaptiveRational for every layer of its backbone; amago's IMPALA blocks
+        # and the weight mapping keep one per block, so the coefficients cannot be placed.
+        msg = "config.txt sets CNNTstepEncoder.activation = 'adaptive', whose learned coefficients import-amago does not map; retrain with a fixed activation (leaky_relu, relu, gelu, mish)."
+        raise AmagoConfigError(msg)
+    backbone = _cnn_backbone(bindings)
+    options = bindings.get(backbone, {})
+    if backbone == "NatureishCNN":
+        table["cnn_type"] = "nature"
+        for param, value in options.items():
+            if param not in _NATURE_DEFAULTS:
+                msg = f"config.txt sets NatureishCNN.{param}, which amago's nature CNN does not have; import-amago cannot bring this run."
+                raise AmagoConfigError(msg)
+            if tuple(value) != _NATURE_DEFAULTS[param]:
+                msg = (
+                    f"config.txt sets NatureishCNN.{param} = {value!r}, but amago's cnn encoder builds DQN's "
+                    f"{param} {_NATURE_DEFAULTS[param]} only; retrain with AMAGO's defaults (or use cnn_type=IMPALAishCNN)."
+                )
+                raise AmagoConfigError(msg)
+        return table
+    if backbone == "IMPALAishCNN":
+        table["cnn_type"] = "impala"
+        for param in options:
+            if param not in ("cnn_block_depths", "post_group_norm"):
+                msg = f"config.txt sets IMPALAishCNN.{param}, which amago's impala CNN does not have; import-amago cannot bring this run."
+                raise AmagoConfigError(msg)
+        if "cnn_block_depths" in options:
+            table["impala_block_depths"] = tuple(int(d) for d in options["cnn_block_depths"])
+        if "post_group_norm" in options:
+            table["impala_post_group_norm"] = bool(options["post_group_norm"])
+        return table
+    if backbone in _CNN_BACKBONES:
+        msg = f"config.txt sets CNNTstepEncoder.cnn_type = @{backbone}, a backbone amago's cnn timestep encoder does not have (it has NatureishCNN and IMPALAishCNN); retrain with one of those."
+    else:
+        msg = (
+            f"config.txt sets CNNTstepEncoder.cnn_type = @{backbone}, a custom class AMAGO does not ship; amago cannot "
+            "rebuild it (write it as an amago tstep encoder plugin and map its weights with "
+            "amago.from_amago.amago_state_dict_to_amago)."
         )
+    raise AmagoConfigError(msg)
+
+
+def _traj(bindings: dict[str, dict[str, Any]]) -> dict[str, Any]:
+    classes = ("FFTrajEncoder", "GRUTrajEncoder", "TformerTrajEncoder", "MambaTrajEncoder")
+    found = [name for name in classes if name in bindings]
+    if len(found) != 1:
+        what = f"none of {', '.join(classes)}" if not found else " and ".join(found)
         msg = f"config.txt configures {what}; import-amago needs exactly one of them (pass a run's own ckpts/config.txt)."
         raise AmagoConfigError(msg)
     section = bindings[found[0]]
@@ -223,6 +308,13 @@ def _traj(bindings: dict[str, dict[str, Any]]) -> dict[str, Any]:
         )
         table["norm"] = _norm(section.get("norm"), "FFTrajEncoder.norm")
         table["out_norm"] = _norm(section.get("out_norm", "layer"), "FFTrajEncoder.out_norm")
+        return table
+    if found[0] == "MambaTrajEncoder":
+        # AMAGO's blocks are mamba_ssm's Mamba (v1) with its defaults; amago's pure-PyTorch mixer is the same
+        # function with the same parameters (dt_rank ceil(d_model / 16), conv bias, no projection biases).
+        table = {"kind": "mamba", "d_model": 256, "d_state": 16, "d_conv": 4, "expand": 2, "n_layers": 3}
+        _take(section, {n: n for n in ("d_model", "d_state", "d_conv", "expand", "n_layers")}, table)
+        table["norm"] = _norm(section.get("norm", "layer"), "MambaTrajEncoder.norm")
         return table
     if found[0] == "GRUTrajEncoder":
         table = {"kind": "rnn", "d_hidden": 256, "d_output": 256, "n_layers": 2}
@@ -397,6 +489,10 @@ _KNOWN = _IGNORED | {
     "FFTrajEncoder",
     "GRUTrajEncoder",
     "TformerTrajEncoder",
+    "MambaTrajEncoder",
+    "CNNTstepEncoder",
+    "NatureishCNN",
+    "IMPALAishCNN",
     "LearnablePosEmb",
     "Agent",
     "MultiTaskAgent",

@@ -126,16 +126,35 @@ def _check_run_dir(run_dir: Path) -> Path:
 
 def _shape(sd: Mapping[str, torch.Tensor], key: str) -> tuple[int, ...]:
     if key not in sd:
-        msg = f"the AMAGO weights lack {key}; import-amago maps AMAGO's ff timestep encoder and plain Actor only."
+        msg = f"the AMAGO weights lack {key}; import-amago maps AMAGO's ff and cnn timestep encoders and plain Actor only."
         raise AmagoImportError(msg)
     return tuple(sd[key].shape)
 
 
-def _infer_spaces(sd: Mapping[str, torch.Tensor], config: AmagoRunConfig, multibinary: bool) -> Any:
-    """Flat Box observation and the action space the weight shapes imply (no env to ask)."""
+def _is_cnn(config: AmagoRunConfig) -> bool:
+    return config.tstep_encoder.get("kind") == "cnn"
+
+
+def _rl2_inputs(sd: Mapping[str, torch.Tensor], config: AmagoRunConfig) -> int:
+    """Width of the previous reward and action input the AMAGO timestep encoder reads."""
+    return _shape(sd, "tstep_encoder.rl2_features.weight")[1]
+
+
+def _image_space(shape: tuple[int, ...]) -> spaces.Box:
+    """AMAGO's CNN scaled every image by ``x / 128 - 1``; amago does that for uint8 pixels, so images are uint8."""
+    return spaces.Box(0, 255, shape, np.uint8)
+
+
+def _infer_spaces(
+    sd: Mapping[str, torch.Tensor],
+    config: AmagoRunConfig,
+    multibinary: bool,
+    image_shape: tuple[int, ...] | None = None,
+) -> Any:
+    """The observation and action spaces the weight shapes imply (no env to ask): a flat Box for the ff timestep
+    encoder, a uint8 image of ``image_shape`` for the cnn one."""
     from amago_core.rollout.spaces import PolicySpaces
 
-    inputs = _shape(sd, "tstep_encoder.base.in_layer.weight")[1]
     state_dim = _shape(sd, "actor.base.in_layer.weight")[1]
     gammas = _shape(sd, "popart.mu")[0]
     actor_out = _shape(sd, "actor.base.out_layer.weight")[0]
@@ -152,13 +171,23 @@ def _infer_spaces(sd: Mapping[str, torch.Tensor], config: AmagoRunConfig, multib
             action = spaces.Discrete(dim)
         else:
             action = spaces.Box(-1.0, 1.0, (dim,), np.float32)
-    obs_dim = inputs - (1 + dim)
-    if obs_dim < 1:
-        msg = "cannot infer the observation size from the weights; pass --env ENV_ID with the run's env."
-        raise AmagoImportError(msg)
-    obs = spaces.Box(-np.inf, np.inf, (obs_dim,), np.float32)
+    obs: spaces.Box
+    if _is_cnn(config):
+        if image_shape is None:
+            msg = "the weights of AMAGO's CNN do not tell the image's height and width; pass --image-shape H,W,C (the env's observation shape, e.g. 84,84,3) or --env ENV_ID."
+            raise AmagoImportError(msg)
+        obs = _image_space(image_shape)
+        key = str(config.tstep_encoder.get("obs_key", "observation"))
+    else:
+        inputs = _shape(sd, "tstep_encoder.base.in_layer.weight")[1]
+        obs_dim = inputs - (1 + dim)
+        if obs_dim < 1:
+            msg = "cannot infer the observation size from the weights; pass --env ENV_ID with the run's env."
+            raise AmagoImportError(msg)
+        obs = spaces.Box(-np.inf, np.inf, (obs_dim,), np.float32)
+        key = "observation"
     return PolicySpaces(
-        obs_space=spaces.Dict({"observation": obs}),
+        obs_space=spaces.Dict({key: obs}),
         rl2_space=spaces.Box(-np.inf, np.inf, (1 + dim,), np.float32),
         action_space=action,
         env_observation_space=obs,
@@ -185,18 +214,42 @@ def _env_spaces(env_id: str) -> tuple[Any, Any]:
         env.close()
 
 
-def _check_env_fits(sd: Mapping[str, torch.Tensor], found: Any, env_id: str) -> None:
+def _check_env_fits(sd: Mapping[str, torch.Tensor], found: Any, env_id: str, config: AmagoRunConfig) -> None:
     """Says which shape differs when the env's spaces do not match the weights."""
     from gymnasium.spaces.utils import flatdim
 
-    inputs = _shape(sd, "tstep_encoder.base.in_layer.weight")[1]
     rl2 = int(found.rl2_space.shape[0])
+    if _is_cnn(config):
+        key = str(config.tstep_encoder.get("obs_key", "observation"))
+        image = found.obs_space.spaces.get(key)
+        if image is None:
+            msg = f"--env {env_id} has no observation key {key!r} (keys: {', '.join(found.obs_space.spaces)}), which AMAGO's CNNTstepEncoder.obs_key reads; pass the env the run trained on."
+            raise AmagoImportError(msg)
+        if getattr(image, "dtype", None) != np.uint8:
+            msg = f"--env {env_id}'s {key!r} images are {getattr(image, 'dtype', image)}, not uint8: AMAGO's CNN scaled every image by x/128 - 1, amago's only uint8 pixels; serve the frames as uint8 pixels to import this run."
+            raise AmagoImportError(msg)
+        reads = _rl2_inputs(sd, config)
+        if rl2 != reads:
+            msg = f"--env {env_id} gives {rl2} reward/action inputs, but the AMAGO timestep encoder reads {reads} (tstep_encoder.rl2_features.weight); pass the env the run trained on."
+            raise AmagoImportError(msg)
+        return
+    inputs = _shape(sd, "tstep_encoder.base.in_layer.weight")[1]
     obs = sum(flatdim(s) for s in found.obs_space.spaces.values())
     if obs + rl2 != inputs:
         msg = (
             f"--env {env_id} gives {obs} observation + {rl2} reward/action inputs = {obs + rl2}, but the AMAGO "
             f"timestep encoder reads {inputs} (tstep_encoder.base.in_layer.weight); pass the env the run trained on."
         )
+        raise AmagoImportError(msg)
+
+
+def _check_image_fits(sd: Mapping[str, torch.Tensor], agent: torch.nn.Module, where: str) -> None:
+    """The CNN's flattened output for the given image shape must be what AMAGO's ``img_features`` layer reads."""
+    reads = _shape(sd, "tstep_encoder.img_features.weight")[1]
+    layer = getattr(getattr(agent, "tstep_encoder", None), "img_features", None)
+    gives = getattr(layer, "in_features", reads)
+    if gives != reads:
+        msg = f"the image shape from {where} gives {gives} CNN features, but AMAGO's tstep_encoder.img_features reads {reads}; pass the run's own image shape."
         raise AmagoImportError(msg)
 
 
@@ -257,6 +310,7 @@ def import_amago_run(
     max_seq_len: int | None = None,
     overwrite: bool = False,
     echo: Callable[[str], None] | None = None,
+    image_shape: tuple[int, ...] | None = None,
 ) -> ImportResult:
     """Converts an AMAGO v3.3.0 run folder into an amago run folder.
 
@@ -268,6 +322,8 @@ def import_amago_run(
         max_seq_len: the run's context length (AMAGO's ``Experiment(max_seq_len=...)``, not in config.txt).
         overwrite: replace an existing amago run folder at ``out``.
         echo: where one-line notes go as they happen.
+        image_shape: the image observation's shape (as the env gives it) of a run with AMAGO's CNN timestep
+            encoder and no ``env_id`` (the weights do not tell an image's height and width).
 
     Raises:
         AmagoImportError: not an AMAGO run, a custom class, weights that do not map (one line each).
@@ -298,19 +354,28 @@ def import_amago_run(
     env_config = None
     if env_id is not None:
         env_config, found = _env_spaces(env_id)
-        _check_env_fits(reference, found, env_id)
+        _check_env_fits(reference, found, env_id, config)
     else:
-        found = _infer_spaces(reference, config, multibinary)
-        result.notes.append(
-            f"no --env: built with a flat Box observation 'observation' of size {found.obs_space['observation'].shape[0]} "
-            f"and action space {found.action_space} read from the weight shapes"
-        )
+        found = _infer_spaces(reference, config, multibinary, image_shape)
+        if _is_cnn(config):
+            (key, image), *_ = found.obs_space.spaces.items()
+            result.notes.append(
+                f"no --env: built with a uint8 image observation {key!r} of shape {image.shape} (--image-shape) and "
+                f"action space {found.action_space} read from the weight shapes"
+            )
+        else:
+            result.notes.append(
+                f"no --env: built with a flat Box observation 'observation' of size {found.obs_space['observation'].shape[0]} "
+                f"and action space {found.action_space} read from the weight shapes"
+            )
     if max_seq_len is None:
         max_seq_len = DEFAULT_MAX_SEQ_LEN
         result.notes.append(
             f"max_seq_len is not in config.txt: wrote {max_seq_len} (pass --max-seq-len with the AMAGO run's value)"
         )
     agent = _build_agent(config, found, max_seq_len)
+    if _is_cnn(config):
+        _check_image_fits(reference, agent, f"--env {env_id}" if env_id is not None else "--image-shape")
 
     paths = RunPaths(out.parent, out.name)
     sources = [("latest", latest_source, paths.latest_policy)]

@@ -8,6 +8,9 @@ The rules, applied key by key:
   so Linear ``k`` is ``net.{4k}`` and its hidden norm ``net.{4k + 1}``.
 * AMAGO wraps every norm in a ``Normalization`` module (``X.norm.weight``); amago's is the norm itself
   (``X.weight``).
+* Mamba blocks: ``traj_encoder.mambas.{i}.norm`` → ``traj_encoder.norms.{i}`` and ``traj_encoder.mambas.{i}.mamba``
+  (mamba_ssm's ``Mamba``: ``in_proj``, ``conv1d``, ``x_proj``, ``dt_proj``, ``A_log``, ``D``, ``out_proj``) →
+  ``traj_encoder.mixers.{i}``, same names and shapes.
 * Critic ensembles: AMAGO's first layer reads ``cat(state, gamma feature, action)`` with one weight
   ``(C, state_dim + 1 + A, d)``; amago splits it into ``inp_state`` ``(C, state_dim, d)`` and a bias-free
   ``inp_extra`` ``(C, 1 + A, d)`` (absent when the input is the state only). EinMix biases ``(1, 1, C, d)``
@@ -62,6 +65,10 @@ _RENAMES: tuple[tuple[str, str], ...] = (
         r"traj_encoder.layers.\1.attention.",
     ),
     (r"^traj_encoder\.tformer\.layers\.", "traj_encoder.layers."),
+    # Mamba trajectory encoder: AMAGO's block i holds its pre-norm and mamba_ssm's Mamba; amago keeps the norms
+    # and the mixers (the same parameters under the same names) in two lists.
+    (r"^traj_encoder\.mambas\.(\d+)\.norm\.", r"traj_encoder.norms.\1."),
+    (r"^traj_encoder\.mambas\.(\d+)\.mamba\.", r"traj_encoder.mixers.\1."),
     # Critic ensembles.
     (r"^(critics|target_critics|maximized_critics)\.net\.core_layers\.", r"\1.hidden."),
     (r"^(critics|target_critics|maximized_critics)\.net\.output_layer\.", r"\1.out."),
