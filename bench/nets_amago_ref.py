@@ -7,7 +7,7 @@ Run only by ``bench/nets_parity_vs_amago.py``, with the interpreter of the AMAGO
 ``WORK_DIR/cases.json`` lists the cases (``tests/parity/nets_parity_cases.py``) and ``WORK_DIR/inputs/<case>.npz``
 holds each one's inputs; this program writes ``WORK_DIR/amago_ref/<case>.npz`` with what AMAGO computed. It
 calls AMAGO's own classes (``SlowAdaptiveRational``, ``ClippedSlidingSinkAttention``, ``Cache``,
-``TformerHiddenState``) and copies no AMAGO code.
+``TformerHiddenState``, the ``amago.nets.cnn`` backbones) and copies no AMAGO code.
 
 On CPU, torch's flex_attention compiles even its eager path, which fails here (torch.compile is off, as AMAGO's
 ``@torch.compile`` decorators crash on CPU); flex's debug switch runs its reference implementation instead,
@@ -30,7 +30,10 @@ import torch.nn.attention.flex_attention as flex
 flex._FLEX_ATTENTION_DISABLE_COMPILE_DEBUG = True
 torch.set_num_threads(1)
 
-from amago.nets import transformer  # noqa: E402
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests" / "parity"))
+import nets_parity_cases as cases  # noqa: E402  (numpy and torch only: no amago import)
+
+from amago.nets import cnn, transformer  # noqa: E402
 from amago.nets.utils import activation_switch  # noqa: E402
 
 
@@ -89,6 +92,33 @@ def sliding_sink(case: dict, inputs: dict[str, np.ndarray]) -> dict[str, np.ndar
     return {"train": train.numpy(), "rollout": torch.cat(steps, dim=1).numpy()}
 
 
+_BACKBONES = {"nature": "NatureishCNN", "drq": "DrQCNN", "gridworld": "GridworldCNN"}
+
+
+def backbone(case: dict, inputs: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+    """AMAGO's image backbone: its init (as flags), then features and gradients with the case's weights."""
+    torch.manual_seed(0)
+    model = getattr(cnn, _BACKBONES[case["cnn_type"]])(
+        tuple(case["img_shape"]), case["channels_first"], case["activation"], **case["options"]
+    )
+    n_convs = len(cases.cnn_layers(case))
+    init_flags = cases.cnn_init_flags(model.state_dict(), n_convs)
+    weights = {
+        key.removeprefix("param_"): torch.from_numpy(value.astype(np.float32))
+        for key, value in inputs.items()
+        if key.startswith("param_")
+    }
+    model.load_state_dict(weights, strict=True)
+    features = model(torch.from_numpy(inputs["frames"]))
+    (features * torch.from_numpy(inputs["upstream"])).sum().backward()
+    params = dict(model.named_parameters())
+    out = {"init_flags": init_flags, "features": features.detach().numpy()}
+    out["grad_conv1.weight"] = params["conv1.weight"].grad.numpy()
+    for i in range(1, n_convs + 1):
+        out[f"grad_conv{i}.bias"] = params[f"conv{i}.bias"].grad.numpy()
+    return out
+
+
 def main() -> None:
     work = Path(sys.argv[1])
     cases = json.loads((work / "cases.json").read_text())
@@ -96,7 +126,12 @@ def main() -> None:
     for case in cases:
         with np.load(work / "inputs" / f"{case['name']}.npz") as data:
             inputs = {key: data[key] for key in data.files}
-        outputs = rational(inputs) if case["kind"] == "rational" else sliding_sink(case, inputs)
+        if case["kind"] == "rational":
+            outputs = rational(inputs)
+        elif case["kind"] == "cnn":
+            outputs = backbone(case, inputs)
+        else:
+            outputs = sliding_sink(case, inputs)
         np.savez(work / "amago_ref" / f"{case['name']}.npz", **outputs)
 
 

@@ -1,8 +1,9 @@
-"""Do amago-nets' rational activation and sliding-sink attention compute what AMAGO v3.3.0's do?
+"""Do amago-nets' rational activation, sliding-sink attention and CNN backbones compute what AMAGO v3.3.0's do?
 
 For every case of ``tests/parity/nets_parity_cases.py`` (AMAGO's ``SlowAdaptiveRational`` on its initial and on
 perturbed coefficients: values and gradients; its ``ClippedSlidingSinkAttention`` with and without a sink and a
-clip: the training forward and a KV-cache rollout with staggered restarts) it writes the inputs as files, runs
+clip: the training forward and a KV-cache rollout with staggered restarts; its ``NatureishCNN``, ``DrQCNN`` and
+``GridworldCNN``: init, features and gradients) it writes the inputs as files, runs
 the real AMAGO on them in its own venv (``bench/nets_amago_ref.py``, a separate program) and prints the largest
 absolute and relative difference of each quantity. Exits 1 when one is above float32 tolerance.
 
@@ -61,10 +62,11 @@ def main() -> int:
         for row in cases.compare(case, inputs[case["name"]], references[case["name"]])
     ]
     width = max(len(row.case) for row in rows)
-    print(f"{'case':<{width}}  {'quantity':<16}  {'max abs':>10}  {'max rel':>10}  ok")
+    qwidth = max(16, *(len(row.quantity) for row in rows))
+    print(f"{'case':<{width}}  {'quantity':<{qwidth}}  {'max abs':>10}  {'max rel':>10}  ok")
     for row in rows:
         print(
-            f"{row.case:<{width}}  {row.quantity:<16}  {row.max_abs:>10.3g}  {row.max_rel:>10.3g}  "
+            f"{row.case:<{width}}  {row.quantity:<{qwidth}}  {row.max_abs:>10.3g}  {row.max_rel:>10.3g}  "
             f"{'yes' if row.ok else 'NO'}{'  ' + row.note if row.note else ''}"
         )
     if args.record:

@@ -136,10 +136,17 @@ def test_cnn_runs_need_an_image_shape_and_refuse_what_amago_lacks(tmp_path):
     text = (FIXTURES / "cnn_nature" / "ckpts" / "config.txt").read_text()
     for extra, expected in (
         (
-            "NatureishCNN.channels = [16, 32, 32]",
-            "NatureishCNN.channels = [16, 32, 32], but amago's cnn encoder",
+            "NatureishCNN.dilation = [1, 1, 1]",
+            "sets NatureishCNN.dilation, which amago's nature CNN does not have",
         ),
-        ("CNNTstepEncoder.cnn_type = @cnn.GridworldCNN", "@GridworldCNN, a backbone amago's cnn timestep"),
+        (
+            "CNNTstepEncoder.cnn_type = @cnn.GridworldCNN\nGridworldCNN.padding = 1",
+            "sets GridworldCNN.padding, which amago's gridworld CNN does not have",
+        ),
+        (
+            "NatureishCNN.channels = [16, 32]",
+            "NatureishCNN.channels = [16, 32], but AMAGO's NatureishCNN takes",
+        ),
         ("CNNTstepEncoder.cnn_type = @MyCNN", "@MyCNN, a custom class"),
         ("CNNTstepEncoder.activation = 'adaptive'", "'adaptive', whose learned coefficients"),
         ("GridworldTstepEncoder.d_output = 8", "has no GridworldTstepEncoder (only its examples"),
@@ -150,6 +157,83 @@ def test_cnn_runs_need_an_image_shape_and_refuse_what_amago_lacks(tmp_path):
         code, output = run_cli("import-amago", str(custom), str(tmp_path / "out"), "--image-shape", "36,36,2")
         assert code != 0, extra
         assert expected in " ".join(output.split()), output
+
+
+# AMAGO bindings that pick its other plain-convolution backbones (or other layers of NatureishCNN), and the
+# cnn encoder options import-amago gives for them. The nets parity fixture (tests/parity/nets_parity_cases.py)
+# checks that these backbones compute AMAGO's function; here the import must build them and place the weights.
+CNN_VARIANTS = {
+    "nature-layers": (
+        "NatureishCNN.channels = [8, 8, 16]\nNatureishCNN.kernels = [5, 3, 3]\nNatureishCNN.strides = [3, 2, 1]",
+        {
+            "cnn_type": "nature",
+            "cnn_channels": [8, 8, 16],
+            "cnn_kernels": [5, 3, 3],
+            "cnn_strides": [3, 2, 1],
+        },
+    ),
+    "gridworld": (
+        "CNNTstepEncoder.cnn_type = @cnn.GridworldCNN",
+        {"cnn_type": "gridworld", "cnn_channels": None, "cnn_kernels": None, "cnn_strides": None},
+    ),
+    "gridworld-layers": (
+        "CNNTstepEncoder.cnn_type = @cnn.GridworldCNN\nGridworldCNN.channels = [4, 8, 8]\n"
+        "GridworldCNN.kernels = [3, 3, 2]\nGridworldCNN.strides = [2, 2, 1]",
+        {
+            "cnn_type": "gridworld",
+            "cnn_channels": [4, 8, 8],
+            "cnn_kernels": [3, 3, 2],
+            "cnn_strides": [2, 2, 1],
+        },
+    ),
+    "drq": ("CNNTstepEncoder.cnn_type = @DrQCNN", {"cnn_type": "drq", "cnn_channels": None}),
+}
+
+
+@pytest.mark.parametrize("name", sorted(CNN_VARIANTS))
+def test_other_amago_cnn_backbones_import(name, tmp_path):
+    """AMAGO's GridworldCNN, DrQCNN and NatureishCNN with other layers import as the matching cnn encoder, and
+    AMAGO's backbone weights land in it (a checkpoint made from the cnn_nature one, with new backbone tensors)."""
+    from gymnasium import spaces
+
+    from amago_nets.specs import CNNTstepEncoderConfig
+    from amago_nets.tstep_cnn import CNNTstepEncoder
+
+    extra, expected = CNN_VARIANTS[name]
+    text = (FIXTURES / "cnn_nature" / "ckpts" / "config.txt").read_text() + f"\n{extra}\n"
+    options = {k: v for k, v in expected.items() if v is not None}
+    # The backbone amago builds for these options tells the shapes of AMAGO's tensors (conv{i} is net.{2(i-1)}).
+    obs_space = spaces.Dict({"observation": spaces.Box(0, 255, (36, 36, 2), np.uint8)})
+    ours = CNNTstepEncoder(
+        CNNTstepEncoderConfig(**options, img_features=16, d_output=16, rl2_features=4),
+        obs_space=obs_space,
+        rl2_space=spaces.Box(-1.0, 1.0, (5,)),
+    ).cnn
+    policy = torch.load(FIXTURES / "cnn_nature" / "ckpts" / "latest" / "policy.pt", weights_only=True)
+    policy = {k: v for k, v in policy.items() if not k.startswith("tstep_encoder.cnn.")}
+    generator = torch.Generator().manual_seed(0)
+    backbone = {}
+    for key, tensor in ours.state_dict().items():
+        index, leaf = key.removeprefix("net.").split(".")
+        backbone[f"tstep_encoder.cnn.conv{int(index) // 2 + 1}.{leaf}"] = torch.randn(
+            tensor.shape, generator=generator
+        )
+    policy |= backbone
+    policy["tstep_encoder.img_features.weight"] = torch.randn(16, ours.output_size(), generator=generator)
+    run_dir = tmp_path / "run"
+    (run_dir / "ckpts" / "latest").mkdir(parents=True)
+    (run_dir / "ckpts" / "config.txt").write_text(text)
+    torch.save(policy, run_dir / "ckpts" / "latest" / "policy.pt")
+    code, output = run_cli("import-amago", str(run_dir), str(tmp_path / "out"), "--image-shape", "36,36,2")
+    assert code == 0, output
+    config = json.loads((tmp_path / "out" / "config.resolved.json").read_text())["tstep_encoder"]
+    for key, value in expected.items():
+        assert config[key] == value, key
+    cnn = load_run(tmp_path / "out").agent.tstep_encoder.cnn
+    assert type(cnn).__name__ == type(ours).__name__
+    for key, tensor in cnn.state_dict().items():
+        index, leaf = key.removeprefix("net.").split(".")
+        torch.testing.assert_close(tensor, backbone[f"tstep_encoder.cnn.conv{int(index) // 2 + 1}.{leaf}"])
 
 
 HEADS = ("box_rnn", "gmm_ff", "multibinary_ff", "multitask_discrete_transformer", "multitask_box_rnn")

@@ -38,6 +38,20 @@ SMALL_CNN = {"img_features": 16, "d_output": 8}
             {**SMALL_CNN, "obs_key": "pixels", "channels_first": True, "drqv2_aug": True},
             IMAGE_CF_SPACE,
         ),
+        (specs.CNN_TSTEP, {**SMALL_CNN, "cnn_type": "drq"}, None),
+        (specs.CNN_TSTEP, {**SMALL_CNN, "cnn_type": "gridworld", "activation": "adaptive"}, None),
+        (
+            specs.CNN_TSTEP,
+            {
+                **SMALL_CNN,
+                "obs_key": "pixels",
+                "channels_first": True,
+                "cnn_channels": (4, 8),
+                "cnn_kernels": (5, 3),
+                "cnn_strides": (3, 2),
+            },
+            IMAGE_CF_SPACE,
+        ),
     ],
     ids=[
         "ff-default",
@@ -46,6 +60,9 @@ SMALL_CNN = {"img_features": 16, "d_output": 8}
         "cnn-default",
         "cnn-impala",
         "cnn-channels-first-aug",
+        "cnn-drq",
+        "cnn-gridworld-adaptive",
+        "cnn-nature-two-layers",
     ],
 )
 def test_builtin_passes_the_check(
@@ -136,6 +153,45 @@ def test_cnn_rejects_an_unknown_image_key() -> None:
     config = specs.CNNTstepEncoderConfig(obs_key="image")
     with pytest.raises(ValueError, match="set obs_key to the image key"):
         CNNTstepEncoder(config, obs_space=VECTOR_SPACE, rl2_space=RL2_SPACE)
+
+
+@pytest.mark.parametrize(
+    ("cnn_type", "backbone", "convs", "delta_orthogonal"),
+    [
+        ("nature", "NatureishCNN", [(32, 8, 4), (64, 4, 2), (64, 3, 1)], True),
+        ("drq", "DrQCNN", [(32, 3, 2), (32, 3, 1), (32, 3, 1), (32, 3, 1)], True),
+        ("gridworld", "GridworldCNN", [(16, 2, 1), (32, 2, 1), (48, 2, 1)], False),
+    ],
+)
+def test_plain_cnn_backbones_have_amagos_layers_and_init(
+    cnn_type: str, backbone: str, convs: list[tuple[int, int, int]], delta_orthogonal: bool
+) -> None:
+    space = spaces.Dict({"observation": spaces.Box(0, 255, shape=(36, 36, 3), dtype=np.uint8)})
+    config = specs.CNNTstepEncoderConfig(**SMALL_CNN, cnn_type=cnn_type)
+    cnn = CNNTstepEncoder(config, obs_space=space, rl2_space=RL2_SPACE).cnn
+    assert type(cnn).__name__ == backbone
+    layers = [m for m in cnn.modules() if isinstance(m, torch.nn.Conv2d)]
+    assert [(m.out_channels, m.kernel_size[0], m.stride[0]) for m in layers] == convs
+    # The parameters keep the nature backbone's names (net.{2 i}), which the AMAGO weight mapping relies on.
+    assert sorted(cnn.state_dict()) == sorted(
+        f"net.{2 * i}.{leaf}" for i in range(len(convs)) for leaf in ("weight", "bias")
+    )
+    off_centre_zero = all((m.weight.count_nonzero() <= m.out_channels * m.in_channels) for m in layers)
+    assert off_centre_zero is delta_orthogonal
+
+
+def test_cnn_layer_options_are_checked() -> None:
+    config = specs.CNNTstepEncoderConfig(cnn_type="gridworld", cnn_channels=(8, 8, 8))
+    assert config.conv_layers() == ((8, 8, 8), (2, 2, 2), (1, 1, 1))
+    with pytest.raises(ValueError, match="only apply to cnn_type nature or gridworld"):
+        specs.CNNTstepEncoderConfig(cnn_type="drq", cnn_kernels=(3, 3, 3))
+    with pytest.raises(ValueError, match=r"must have the same length.*give all three"):
+        specs.CNNTstepEncoderConfig(cnn_channels=(8, 8))
+    with pytest.raises(ValueError, match="each at least 1"):
+        specs.CNNTstepEncoderConfig(cnn_type="gridworld", cnn_strides=(1, 0, 1))
+    small = spaces.Dict({"observation": spaces.Box(0, 255, shape=(10, 10, 3), dtype=np.uint8)})
+    with pytest.raises(ValueError, match="use larger images or smaller kernels"):
+        CNNTstepEncoder(specs.CNNTstepEncoderConfig(), obs_space=small, rl2_space=RL2_SPACE)
 
 
 def test_drq_augmentation_shifts_train_rows_only() -> None:

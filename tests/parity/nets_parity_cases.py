@@ -1,4 +1,4 @@
-"""amago-nets' pieces against AMAGO v3.3.0's: its rational activation and its clipped sliding-sink attention.
+"""amago-nets' pieces against AMAGO v3.3.0's: rational activation, clipped sliding-sink attention, CNN backbones.
 
 Shared by ``bench/nets_parity_vs_amago.py`` (which runs AMAGO on :func:`make_inputs` in its own venv, through
 ``bench/nets_amago_ref.py``) and ``tests/nets/test_nets_against_amago.py`` (which compares amago with the numbers
@@ -14,6 +14,13 @@ single components:
   step through each library's KV cache with rows restarting at different steps. AMAGO's ``window_size = w``
   lets a query see the ``w`` steps before it, amago's ``window_size`` counts the query too: amago runs
   ``w + 1``.
+- ``cnn`` cases: AMAGO's image backbones (``NatureishCNN`` with other channels, kernels and strides than DQN's,
+  ``DrQCNN``, ``GridworldCNN``) against the backbone amago's ``cnn`` timestep encoder builds from the same options
+  (``cnn_type``, ``cnn_channels``, ``cnn_kernels``, ``cnn_strides``): which init each applies (``init_flags``, per
+  convolution: off-centre taps zero, biases zero, centre tap orthogonal with leaky ReLU's gain: AMAGO's
+  delta-orthogonal init, or torch's default), then, with the case's weights loaded (amago's side maps AMAGO's
+  names through ``amago.from_amago.amago_state_dict_to_amago``), the features of uint8 frames and the gradients
+  of ``sum(features * upstream)`` for the first convolution's weight and every bias.
 """
 
 from __future__ import annotations
@@ -45,7 +52,75 @@ CASES: list[dict[str, Any]] = [
     {"name": "sink-w4-s0-clip1", "kind": "sliding_sink", "window": 4, "sink": 0, "logit_clip": 1.0},
     {"name": "sink-w1-s3-clip2", "kind": "sliding_sink", "window": 1, "sink": 3, "logit_clip": 2.0},
     {"name": "sink-w20-s1-clip0.3", "kind": "sliding_sink", "window": 20, "sink": 1, "logit_clip": 0.3},
+    # Image backbones: ``options`` are AMAGO's keyword arguments (and amago's cnn_<option> fields).
+    {
+        "name": "cnn-nature-custom",
+        "kind": "cnn",
+        "cnn_type": "nature",
+        "options": {"channels": [6, 8, 10], "kernels": [5, 3, 2], "strides": [2, 2, 1]},
+        "img_shape": [26, 26, 3],
+        "channels_first": False,
+        "activation": "leaky_relu",
+    },
+    {
+        "name": "cnn-drq",
+        "kind": "cnn",
+        "cnn_type": "drq",
+        "options": {},
+        "img_shape": [2, 15, 15],
+        "channels_first": True,
+        "activation": "gelu",
+    },
+    {
+        "name": "cnn-gridworld",
+        "kind": "cnn",
+        "cnn_type": "gridworld",
+        "options": {},
+        "img_shape": [7, 7, 3],
+        "channels_first": False,
+        "activation": "leaky_relu",
+    },
+    {
+        "name": "cnn-gridworld-custom",
+        "kind": "cnn",
+        "cnn_type": "gridworld",
+        "options": {"channels": [4, 6, 8], "kernels": [3, 2, 1], "strides": [2, 1, 1]},
+        "img_shape": [3, 11, 9],
+        "channels_first": True,
+        "activation": "relu",
+    },
 ]
+
+CNN_FRAMES = (2, 2)
+"""(batch, length) of each cnn case's uint8 frames."""
+
+_CNN_DEFAULTS = {
+    "nature": ([32, 64, 64], [8, 4, 3], [4, 2, 1]),
+    "drq": ([32, 32, 32, 32], [3, 3, 3, 3], [2, 1, 1, 1]),
+    "gridworld": ([16, 32, 48], [2, 2, 2], [1, 1, 1]),
+}
+"""AMAGO v3.3.0's layers of each backbone: (channels, kernels, strides)."""
+
+
+def cnn_layers(case: dict[str, Any]) -> list[tuple[int, int, int, int]]:
+    """(in channels, out channels, kernel, stride) of each convolution of a cnn case's backbone."""
+    channels, kernels, strides = _CNN_DEFAULTS[case["cnn_type"]]
+    options = case["options"]
+    channels = options.get("channels", channels)
+    kernels, strides = options.get("kernels", kernels), options.get("strides", strides)
+    shape = case["img_shape"]
+    ins = [shape[0] if case["channels_first"] else shape[-1], *channels[:-1]]
+    return list(zip(ins, channels, kernels, strides, strict=True))
+
+
+def cnn_feature_size(case: dict[str, Any]) -> int:
+    """Flattened feature size of a cnn case's backbone (valid convolutions, no padding)."""
+    shape = case["img_shape"]
+    height, width = shape[1:] if case["channels_first"] else shape[:2]
+    layers = cnn_layers(case)
+    for _, _, kernel, stride in layers:
+        height, width = (height - kernel) // stride + 1, (width - kernel) // stride + 1
+    return layers[-1][1] * height * width
 
 
 def make_inputs(case: dict[str, Any]) -> dict[str, np.ndarray]:
@@ -65,11 +140,48 @@ def make_inputs(case: dict[str, Any]) -> dict[str, np.ndarray]:
             "denominator_scale": np.array([1, -1, 1, -1] if perturb else [1, 1, 1, 1], dtype=np.float32),
             "denominator_delta": (perturb * rng.normal(size=4)).astype(np.float32),
         }
+    if case["kind"] == "cnn":
+        return _cnn_inputs(case, rng)
     qkv = rng.normal(0.0, 1.5, (BATCH, LENGTH, 3, HEADS, HEAD_DIM)).astype(np.float32)
     restarts = np.zeros((BATCH, LENGTH), dtype=bool)
     for row, ends in enumerate(RESTARTS):
         restarts[row, list(ends)] = True
     return {"qkv": qkv, "restarts": restarts}
+
+
+def _cnn_inputs(case: dict[str, Any], rng: np.random.Generator) -> dict[str, np.ndarray]:
+    """uint8 frames, AMAGO-named weights (``param_conv{i}.weight`` / ``.bias``; float16 values, to keep the
+    fixture small, used as float32) and the upstream gradient of the features."""
+    frames = rng.integers(0, 256, (*CNN_FRAMES, *case["img_shape"]), dtype=np.uint8)
+    inputs = {"frames": frames}
+    for i, (c_in, c_out, kernel, _) in enumerate(cnn_layers(case), start=1):
+        # A wider spread than torch's init, so that activations' negative sides and every tap matter.
+        scale = 1.5 / math.sqrt(c_in * kernel * kernel)
+        inputs[f"param_conv{i}.weight"] = rng.normal(0.0, scale, (c_out, c_in, kernel, kernel)).astype(
+            np.float16
+        )
+        inputs[f"param_conv{i}.bias"] = rng.normal(0.0, 0.2, c_out).astype(np.float16)
+    inputs["upstream"] = rng.normal(size=(*CNN_FRAMES, cnn_feature_size(case))).astype(np.float32)
+    return inputs
+
+
+def cnn_init_flags(weights: dict[str, Any], n_convs: int) -> np.ndarray:
+    """Per convolution ``i`` (AMAGO names ``conv{i}.weight`` / ``.bias`` in ``weights``, torch tensors): whether
+    the off-centre taps are zero, the biases are zero, and the centre tap is orthogonal with leaky ReLU's gain
+    (AMAGO's delta-orthogonal init gives 1, 1, 1; torch's default 0, 0, 0)."""
+    gain_sq = torch.nn.init.calculate_gain("leaky_relu") ** 2
+    flags = np.zeros((n_convs, 3), dtype=np.float32)
+    for i in range(n_convs):
+        weight = weights[f"conv{i + 1}.weight"].detach().double()
+        bias = weights[f"conv{i + 1}.bias"].detach()
+        mid = weight.shape[2] // 2
+        centre = weight[:, :, mid, mid]
+        off = weight.clone()
+        off[:, :, mid, mid] = 0.0
+        gram = centre @ centre.T if centre.shape[0] <= centre.shape[1] else centre.T @ centre
+        orthogonal = torch.allclose(gram, gain_sq * torch.eye(gram.shape[0], dtype=gram.dtype), atol=1e-4)
+        flags[i] = [float(not off.any()), float(not bias.any()), float(orthogonal)]
+    return flags
 
 
 # ------------------------------------------------------------------------------------------------------
@@ -81,6 +193,8 @@ def amago_outputs(case: dict[str, Any], inputs: dict[str, np.ndarray]) -> dict[s
     """What amago computes on a case's inputs, named like AMAGO's outputs."""
     if case["kind"] == "rational":
         return _rational(inputs)
+    if case["kind"] == "cnn":
+        return _cnn(case, inputs)
     return _sliding_sink(case, inputs)
 
 
@@ -134,6 +248,50 @@ def _sliding_sink(case: dict[str, Any], inputs: dict[str, np.ndarray]) -> dict[s
         steps.append(cache.by_env(out))
         cache = cache.advanced().reset(inputs["restarts"][:, t])
     return {"train": train.numpy(), "rollout": torch.cat(steps, dim=1).numpy()}
+
+
+def _cnn(case: dict[str, Any], inputs: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+    from gymnasium import spaces
+
+    from amago.from_amago import amago_state_dict_to_amago
+    from amago_nets.specs import CNNTstepEncoderConfig
+    from amago_nets.tstep_cnn import CNNTstepEncoder
+
+    options = {f"cnn_{name}": tuple(value) for name, value in case["options"].items()}
+    config = CNNTstepEncoderConfig(
+        cnn_type=case["cnn_type"],
+        channels_first=case["channels_first"],
+        activation=case["activation"],
+        **options,
+    )
+    obs_space = spaces.Dict({"observation": spaces.Box(0, 255, tuple(case["img_shape"]), np.uint8)})
+    encoder = CNNTstepEncoder(config, obs_space=obs_space, rl2_space=spaces.Box(-1.0, 1.0, (3,)))
+    backbone = encoder.cnn
+    n_convs = len(cnn_layers(case))
+    # The init amago applied, read under AMAGO's names (through the same weight mapping as below).
+    holder = torch.nn.Module()
+    holder.tstep_encoder = torch.nn.Module()
+    holder.tstep_encoder.cnn = backbone
+    ours_by_amago_name = {
+        f"conv{i}.{leaf}": backbone.state_dict()[f"net.{2 * (i - 1)}.{leaf}"]
+        for i in range(1, n_convs + 1)
+        for leaf in ("weight", "bias")
+    }
+    init_flags = cnn_init_flags(ours_by_amago_name, n_convs)
+    amago_sd = {
+        f"tstep_encoder.cnn.{key.removeprefix('param_')}": torch.from_numpy(value.astype(np.float32))
+        for key, value in inputs.items()
+        if key.startswith("param_")
+    }
+    holder.load_state_dict(amago_state_dict_to_amago(amago_sd, holder), strict=True)
+    features = backbone(torch.from_numpy(inputs["frames"]))
+    (features * torch.from_numpy(inputs["upstream"])).sum().backward()
+    params = dict(backbone.named_parameters())
+    out = {"init_flags": init_flags, "features": features.detach().numpy()}
+    out["grad_conv1.weight"] = params["net.0.weight"].grad.numpy()
+    for i in range(1, n_convs + 1):
+        out[f"grad_conv{i}.bias"] = params[f"net.{2 * (i - 1)}.bias"].grad.numpy()
+    return out
 
 
 # ------------------------------------------------------------------------------------------------------

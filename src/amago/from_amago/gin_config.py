@@ -217,8 +217,13 @@ _CNN_OPTIONS = (
     "aug_pct_of_batch",
 )
 _CNN_BACKBONES = ("NatureishCNN", "IMPALAishCNN", "GridworldCNN", "DrQCNN")
-# AMAGO's NatureishCNN options: amago's cnn encoder always builds these (its config has no field for them).
-_NATURE_DEFAULTS = {"channels": (32, 64, 64), "kernels": (8, 4, 3), "strides": (4, 2, 1)}
+# AMAGO's backbones with plain convolutions: amago's cnn_type, and AMAGO's defaults of the options it takes
+# (amago's cnn_<option> fields; a value equal to AMAGO's default is left unset, as amago's default is the same).
+_CONV_BACKBONES: dict[str, tuple[str, dict[str, tuple[int, ...]]]] = {
+    "NatureishCNN": ("nature", {"channels": (32, 64, 64), "kernels": (8, 4, 3), "strides": (4, 2, 1)}),
+    "GridworldCNN": ("gridworld", {"channels": (16, 32, 48), "kernels": (2, 2, 2), "strides": (1, 1, 1)}),
+    "DrQCNN": ("drq", {}),
+}
 
 
 def _cnn_backbone(bindings: dict[str, dict[str, Any]]) -> str:
@@ -231,7 +236,8 @@ def _cnn_backbone(bindings: dict[str, dict[str, Any]]) -> str:
 
 
 def _cnn_tstep(bindings: dict[str, dict[str, Any]]) -> dict[str, Any]:
-    """AMAGO's ``CNNTstepEncoder`` as amago's ``cnn`` tstep encoder (NatureishCNN → nature, IMPALAishCNN → impala)."""
+    """AMAGO's ``CNNTstepEncoder`` as amago's ``cnn`` tstep encoder (NatureishCNN → nature, IMPALAishCNN → impala,
+    GridworldCNN → gridworld, DrQCNN → drq; channels, kernels and strides → cnn_channels, cnn_kernels, cnn_strides)."""
     section = bindings["CNNTstepEncoder"]
     for param in section:
         if param not in (*_CNN_OPTIONS, "out_norm", "cnn_type"):
@@ -250,18 +256,26 @@ def _cnn_tstep(bindings: dict[str, dict[str, Any]]) -> dict[str, Any]:
         raise AmagoConfigError(msg)
     backbone = _cnn_backbone(bindings)
     options = bindings.get(backbone, {})
-    if backbone == "NatureishCNN":
-        table["cnn_type"] = "nature"
+    if backbone in _CONV_BACKBONES:
+        cnn_type, defaults = _CONV_BACKBONES[backbone]
+        table["cnn_type"] = cnn_type
         for param, value in options.items():
-            if param not in _NATURE_DEFAULTS:
-                msg = f"config.txt sets NatureishCNN.{param}, which amago's nature CNN does not have; import-amago cannot bring this run."
+            if param not in defaults:
+                msg = f"config.txt sets {backbone}.{param}, which amago's {cnn_type} CNN does not have; import-amago cannot bring this run."
                 raise AmagoConfigError(msg)
-            if tuple(value) != _NATURE_DEFAULTS[param]:
-                msg = (
-                    f"config.txt sets NatureishCNN.{param} = {value!r}, but amago's cnn encoder builds DQN's "
-                    f"{param} {_NATURE_DEFAULTS[param]} only; retrain with AMAGO's defaults (or use cnn_type=IMPALAishCNN)."
-                )
+            if (
+                not isinstance(value, (list, tuple))
+                or len(value) < 3
+                or (backbone == "NatureishCNN" and len(value) != 3)
+                or not all(isinstance(v, int) for v in value)
+            ):
+                msg = f"config.txt sets {backbone}.{param} = {value!r}, but AMAGO's {backbone} takes a list of 3 ints; fix the binding (AMAGO could not have built this run)."
                 raise AmagoConfigError(msg)
+            # AMAGO's backbones build three convolutions from the first three entries (NatureishCNN asserts
+            # exactly three; GridworldCNN ignores the rest).
+            layers = tuple(int(v) for v in value[:3])
+            if layers != defaults[param]:
+                table[f"cnn_{param}"] = layers
         return table
     if backbone == "IMPALAishCNN":
         table["cnn_type"] = "impala"
@@ -274,14 +288,11 @@ def _cnn_tstep(bindings: dict[str, dict[str, Any]]) -> dict[str, Any]:
         if "post_group_norm" in options:
             table["impala_post_group_norm"] = bool(options["post_group_norm"])
         return table
-    if backbone in _CNN_BACKBONES:
-        msg = f"config.txt sets CNNTstepEncoder.cnn_type = @{backbone}, a backbone amago's cnn timestep encoder does not have (it has NatureishCNN and IMPALAishCNN); retrain with one of those."
-    else:
-        msg = (
-            f"config.txt sets CNNTstepEncoder.cnn_type = @{backbone}, a custom class AMAGO does not ship; amago cannot "
-            "rebuild it (write it as an amago tstep encoder plugin and map its weights with "
-            "amago.from_amago.amago_state_dict_to_amago)."
-        )
+    msg = (
+        f"config.txt sets CNNTstepEncoder.cnn_type = @{backbone}, a custom class AMAGO does not ship; amago cannot "
+        "rebuild it (write it as an amago tstep encoder plugin and map its weights with "
+        "amago.from_amago.amago_state_dict_to_amago)."
+    )
     raise AmagoConfigError(msg)
 
 
@@ -493,6 +504,8 @@ _KNOWN = _IGNORED | {
     "CNNTstepEncoder",
     "NatureishCNN",
     "IMPALAishCNN",
+    "GridworldCNN",
+    "DrQCNN",
     "LearnablePosEmb",
     "Agent",
     "MultiTaskAgent",

@@ -128,8 +128,8 @@ _IMPALA_PART = re.compile(r"^tstep_encoder\.cnn\.blocks\.(\d+)\.(conv|residual1|
 def _rename_cnn(key: str) -> str | None:
     """amago's name of an AMAGO CNN backbone parameter, or None when ``key`` is not one.
 
-    amago's backbones are one ``Sequential``: Nature-ish ``conv{i}`` is module ``2 (i - 1)`` (conv, activation,
-    ...); IMPALA-ish block ``b`` is modules ``4b`` (conv), ``4b + 1`` (pool), ``4b + 2`` and ``4b + 3`` (the
+    amago's backbones are one ``Sequential``: Nature-ish, DrQ and gridworld ``conv{i}`` is module ``2 (i - 1)``
+    (conv, activation, ...); IMPALA-ish block ``b`` is modules ``4b`` (conv), ``4b + 1`` (pool), ``4b + 2`` and ``4b + 3`` (the
     residual blocks, whose inner names, GroupNorm ``norm`` included, are the same).
     """
     nature = _NATURE_CONV.match(key)

@@ -1,4 +1,4 @@
-"""Image backbones (Nature-ish and IMPALA-ish) and DrQ-v2 random-shift augmentation."""
+"""AMAGO's image backbones (Nature-ish, DrQ-v2, gridworld, IMPALA-ish) and DrQ-v2 random-shift augmentation."""
 
 from __future__ import annotations
 
@@ -68,8 +68,79 @@ class ImageBackbone(nn.Module):
             return int(self(torch.zeros(1, 1, *self.img_shape, dtype=torch.uint8)).shape[-1])
 
 
-class NatureishCNN(ImageBackbone):
-    """DQN's three strided convolutions (32×8/4, 64×4/2, 64×3/1 by default)."""
+class ConvStack(ImageBackbone):
+    """Plain convolutions without padding, each followed by the activation (one module shared by all of them).
+
+    The base of :class:`NatureishCNN`, :class:`DrQCNN` and :class:`GridworldCNN`: its parameters are those of
+    one ``Sequential`` (``net.{2 i}`` is convolution ``i``, counting from 0), whatever the backbone.
+
+    Args:
+        img_shape: shape of one image as stored in the observation.
+        channels_first: whether that shape is (C, H, W) rather than (H, W, C).
+        activation: activation after every convolution.
+        channels: output channels of each convolution.
+        kernels: kernel size of each convolution (square kernels).
+        strides: stride of each convolution.
+        delta_orthogonal: start each kernel as an orthogonal centre tap (zeros elsewhere, zero biases), as AMAGO
+            does for its Nature-ish and DrQ CNNs; False keeps torch's default init (AMAGO's gridworld CNN).
+
+    Raises:
+        ValueError: the three lists differ in length or hold a value below 1, or the image is too small for
+            the convolutions.
+    """
+
+    def __init__(
+        self,
+        img_shape: tuple[int, ...],
+        channels_first: bool,
+        activation: str,
+        channels: tuple[int, ...],
+        kernels: tuple[int, ...],
+        strides: tuple[int, ...],
+        delta_orthogonal: bool,
+    ) -> None:
+        super().__init__(img_shape, channels_first)
+        name = type(self).__name__
+        if not channels or not len(channels) == len(kernels) == len(strides):
+            msg = (
+                f"{name}: channels {tuple(channels)}, kernels {tuple(kernels)} and strides {tuple(strides)} "
+                "must be non-empty and of the same length (one entry per convolution)."
+            )
+            raise ValueError(msg)
+        if min(*channels, *kernels, *strides) < 1:
+            msg = (
+                f"{name}: channels, kernels and strides must all be at least 1, got {tuple(channels)}, "
+                f"{tuple(kernels)} and {tuple(strides)}."
+            )
+            raise ValueError(msg)
+        height, width = self.img_shape[1:] if channels_first else self.img_shape[:2]
+        for i, (kernel, stride) in enumerate(zip(kernels, strides, strict=True)):
+            if min(height, width) < kernel:
+                msg = (
+                    f"{name}: the image {self.img_shape} is {height}x{width} before convolution {i + 1}, smaller "
+                    f"than its {kernel}x{kernel} kernel; use larger images or smaller kernels and strides."
+                )
+                raise ValueError(msg)
+            height, width = (height - kernel) // stride + 1, (width - kernel) // stride + 1
+        layers: list[nn.Module] = []
+        in_channels = self.in_channels
+        # One activation module after every convolution, as AMAGO's CNN: a learnable one (``adaptive``) has
+        # one set of coefficients per CNN.
+        act = activation_module(activation)
+        for out_channels, kernel, stride in zip(channels, kernels, strides, strict=True):
+            layers += [nn.Conv2d(in_channels, out_channels, kernel, stride=stride), act]
+            in_channels = out_channels
+        self.net = nn.Sequential(*layers)
+        if delta_orthogonal:
+            self.apply(lambda m: _delta_orthogonal_(m, nn.init.calculate_gain("leaky_relu")))
+
+    def conv_forward(self, images: torch.Tensor) -> torch.Tensor:
+        """Applies the convolutions."""
+        return self.net(images)
+
+
+class NatureishCNN(ConvStack):
+    """DQN's three strided convolutions (32×8/4, 64×4/2, 64×3/1 by default) with a delta-orthogonal init."""
 
     def __init__(
         self,
@@ -80,21 +151,47 @@ class NatureishCNN(ImageBackbone):
         kernels: tuple[int, ...] = (8, 4, 3),
         strides: tuple[int, ...] = (4, 2, 1),
     ) -> None:
-        super().__init__(img_shape, channels_first)
-        layers: list[nn.Module] = []
-        width = self.in_channels
-        # One activation module after every convolution, as AMAGO's CNN: a learnable one (``adaptive``) has
-        # one set of coefficients per CNN.
-        act = activation_module(activation)
-        for out_channels, kernel, stride in zip(channels, kernels, strides, strict=True):
-            layers += [nn.Conv2d(width, out_channels, kernel, stride=stride), act]
-            width = out_channels
-        self.net = nn.Sequential(*layers)
-        self.apply(lambda m: _delta_orthogonal_(m, nn.init.calculate_gain("leaky_relu")))
+        super().__init__(
+            img_shape, channels_first, activation, channels, kernels, strides, delta_orthogonal=True
+        )
 
-    def conv_forward(self, images: torch.Tensor) -> torch.Tensor:
-        """Applies the convolutions."""
-        return self.net(images)
+
+class DrQCNN(ConvStack):
+    """DrQ-v2's encoder: four 32-channel 3×3 convolutions, the first with stride 2; delta-orthogonal init."""
+
+    def __init__(
+        self, img_shape: tuple[int, ...], channels_first: bool = False, activation: str = "leaky_relu"
+    ) -> None:
+        super().__init__(
+            img_shape,
+            channels_first,
+            activation,
+            channels=(32, 32, 32, 32),
+            kernels=(3, 3, 3, 3),
+            strides=(2, 1, 1, 1),
+            delta_orthogonal=True,
+        )
+
+
+class GridworldCNN(ConvStack):
+    """AMAGO's tiny CNN for gridworld maps (16×2/1, 32×2/1, 48×2/1 by default) with torch's default init.
+
+    A delta-orthogonal init would start each 2×2 kernel as a single tap, blind to the neighbouring tiles;
+    AMAGO keeps torch's init for this one.
+    """
+
+    def __init__(
+        self,
+        img_shape: tuple[int, ...],
+        channels_first: bool = False,
+        activation: str = "leaky_relu",
+        channels: tuple[int, ...] = (16, 32, 48),
+        kernels: tuple[int, ...] = (2, 2, 2),
+        strides: tuple[int, ...] = (1, 1, 1),
+    ) -> None:
+        super().__init__(
+            img_shape, channels_first, activation, channels, kernels, strides, delta_orthogonal=False
+        )
 
 
 class _ImpalaResidual(nn.Module):

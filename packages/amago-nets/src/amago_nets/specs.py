@@ -83,8 +83,10 @@ class CNNTstepEncoderConfig(TstepEncoderConfig):
     """Registered name of this timestep encoder."""
     obs_key: str = "observation"
     """Observation key holding the image (uint8 pixels 0..255, or floats already scaled to about [-1, 1])."""
-    cnn_type: Literal["nature", "impala"] = "nature"
-    """Backbone: ``nature`` (three strided convs, as in DQN) or ``impala`` (residual blocks with max-pooling)."""
+    cnn_type: Literal["nature", "impala", "drq", "gridworld"] = "nature"
+    """Backbone (AMAGO's ``cnn_type``): ``nature`` (strided convolutions, as in DQN: AMAGO's ``NatureishCNN``),
+    ``impala`` (residual blocks with max-pooling: ``IMPALAishCNN``), ``drq`` (DrQ-v2's four 32-channel 3×3
+    convolutions: ``DrQCNN``) or ``gridworld`` (three small convolutions for grid maps: ``GridworldCNN``)."""
     channels_first: bool = False
     """Images are (C, H, W) instead of (H, W, C)."""
     img_features: int = 256
@@ -97,7 +99,7 @@ class CNNTstepEncoderConfig(TstepEncoderConfig):
     """Normalisation of the output embedding."""
     activation: Activation = "leaky_relu"
     """Activation between layers (``adaptive``: a learnable rational function initialised close to leaky ReLU;
-    the nature CNN shares one across its convolutions, each IMPALA residual block has its own, and the merge
+    the nature, drq and gridworld CNNs share one across their convolutions, each IMPALA residual block has its own, and the merge
     layer has one more, as in AMAGO)."""
     drqv2_aug: bool = False
     """DrQ-v2 random-shift augmentation in train mode (pad 4 px, shift each frame independently)."""
@@ -107,10 +109,33 @@ class CNNTstepEncoderConfig(TstepEncoderConfig):
     """Channels of each IMPALA block (``impala`` only)."""
     impala_post_group_norm: bool = True
     """GroupNorm after each IMPALA residual block (``impala`` only)."""
+    cnn_channels: tuple[int, ...] | None = None
+    """Output channels of each convolution (``nature`` and ``gridworld`` only; AMAGO's ``channels``). None: the
+    backbone's AMAGO default, nature 32, 64, 64 and gridworld 16, 32, 48."""
+    cnn_kernels: tuple[int, ...] | None = None
+    """Kernel size of each (square) convolution (``nature`` and ``gridworld`` only; AMAGO's ``kernels``). None:
+    the backbone's AMAGO default, nature 8, 4, 3 and gridworld 2, 2, 2."""
+    cnn_strides: tuple[int, ...] | None = None
+    """Stride of each convolution (``nature`` and ``gridworld`` only; AMAGO's ``strides``). None: the backbone's
+    AMAGO default, nature 4, 2, 1 and gridworld 1, 1, 1."""
 
     def smoke_options(self) -> dict[str, Any]:
         """16 image features, a 16-wide output."""
         return {"img_features": 16, "d_output": 16}
+
+    def conv_layers(self) -> tuple[tuple[int, ...], tuple[int, ...], tuple[int, ...]]:
+        """The ``nature`` or ``gridworld`` backbone's channels, kernels and strides, AMAGO's defaults filled in.
+
+        Raises:
+            ValueError: ``cnn_type`` is neither ``nature`` nor ``gridworld`` (the others have no such options).
+        """
+        if self.cnn_type not in _CONV_DEFAULTS:
+            msg = (
+                f"cnn tstep encoder: cnn_type={self.cnn_type!r} has no channels, kernels or strides options."
+            )
+            raise ValueError(msg)
+        channels, kernels, strides = _CONV_DEFAULTS[self.cnn_type]
+        return (self.cnn_channels or channels, self.cnn_kernels or kernels, self.cnn_strides or strides)
 
     @model_validator(mode="after")
     def _check_fraction(self) -> CNNTstepEncoderConfig:
@@ -118,6 +143,51 @@ class CNNTstepEncoderConfig(TstepEncoderConfig):
             msg = f"cnn tstep encoder: aug_pct_of_batch must lie in [0, 1], got {self.aug_pct_of_batch}."
             raise ValueError(msg)
         return self
+
+    @model_validator(mode="after")
+    def _check_conv_layers(self) -> CNNTstepEncoderConfig:
+        fields = {
+            "cnn_channels": self.cnn_channels,
+            "cnn_kernels": self.cnn_kernels,
+            "cnn_strides": self.cnn_strides,
+        }
+        given = {name: value for name, value in fields.items() if value is not None}
+        if not given:
+            return self
+        if self.cnn_type not in _CONV_DEFAULTS:
+            hint = (
+                "impala_block_depths"
+                if self.cnn_type == "impala"
+                else "nothing (its layers are fixed, as AMAGO's)"
+            )
+            msg = (
+                f"cnn tstep encoder: {', '.join(given)} only apply to cnn_type nature or gridworld, but cnn_type is "
+                f"{self.cnn_type!r}; unset them (the {self.cnn_type} backbone takes {hint})."
+            )
+            raise ValueError(msg)
+        for name, value in given.items():
+            if not value or min(value) < 1:
+                msg = f"cnn tstep encoder: {name} must list at least one value, each at least 1; got {list(value)}."
+                raise ValueError(msg)
+        resolved = dict(zip(fields, self.conv_layers(), strict=True))
+        if len({len(value) for value in resolved.values()}) > 1:
+            shown = ", ".join(
+                f"{name}={list(value)}{'' if name in given else ' (default)'}"
+                for name, value in resolved.items()
+            )
+            msg = (
+                f"cnn tstep encoder: {shown} must have the same length (one entry per convolution); "
+                "give all three with one entry per convolution."
+            )
+            raise ValueError(msg)
+        return self
+
+
+_CONV_DEFAULTS: dict[str, tuple[tuple[int, ...], tuple[int, ...], tuple[int, ...]]] = {
+    "nature": ((32, 64, 64), (8, 4, 3), (4, 2, 1)),
+    "gridworld": ((16, 32, 48), (2, 2, 2), (1, 1, 1)),
+}
+"""AMAGO's NatureishCNN and GridworldCNN defaults: (channels, kernels, strides)."""
 
 
 class GridworldTstepEncoderConfig(TstepEncoderConfig):

@@ -8,7 +8,7 @@ from torch import nn
 
 from amago_core.suggest import did_you_mean
 from amago_nets.base import TstepEncoder
-from amago_nets.cnn import DrQv2Aug, ImageBackbone, IMPALAishCNN, NatureishCNN
+from amago_nets.cnn import DrQCNN, DrQv2Aug, GridworldCNN, ImageBackbone, IMPALAishCNN, NatureishCNN
 from amago_nets.layers import activation_module, normalization, symlog
 from amago_nets.specs import CNNTstepEncoderConfig
 
@@ -42,8 +42,19 @@ class CNNTstepEncoder(TstepEncoder):
             raise ValueError(msg)
         img_shape = tuple(space_shape)
         self.cnn: ImageBackbone
-        if config.cnn_type == "nature":
-            self.cnn = NatureishCNN(img_shape, config.channels_first, config.activation)
+        if config.cnn_type in ("nature", "gridworld"):
+            backbone = NatureishCNN if config.cnn_type == "nature" else GridworldCNN
+            channels, kernels, strides = config.conv_layers()
+            self.cnn = backbone(
+                img_shape,
+                config.channels_first,
+                config.activation,
+                channels=channels,
+                kernels=kernels,
+                strides=strides,
+            )
+        elif config.cnn_type == "drq":
+            self.cnn = DrQCNN(img_shape, config.channels_first, config.activation)
         else:
             self.cnn = IMPALAishCNN(
                 img_shape,
