@@ -84,14 +84,16 @@ class SelfAttention(nn.Module):
         layer: int,
         valid: torch.Tensor,
         groups: tuple[RowGroup, ...] | None = None,
+        write_index: torch.Tensor | None = None,
     ) -> torch.Tensor:
         """Attention of one new step per cache row (B, 1, d_model) over that row's cache, after writing to it.
 
-        Inputs are in cache-row order; ``valid`` is each row's valid slots after the write, and ``groups``
-        the step's runs of rows by length (built here when None), see ``attend_cached``.
+        Inputs are in cache-row order; ``valid`` is each row's valid slots after the write, ``groups`` the
+        step's runs of rows by length (built here when None), see ``attend_cached``, and ``write_index`` the
+        step's :meth:`KVCache.write_index` (built here when None).
         """
         q, k, v = self._project(x, time_idxs)
-        cache.write(layer, k, v)
+        cache.write(layer, k, v, write_index)
         backend = resolve_backend(self.backend, x.device)
         heads = attend_cached(
             q,
@@ -166,9 +168,11 @@ class TransformerLayer(nn.Module):
         layer: int,
         valid: torch.Tensor,
         groups: tuple[RowGroup, ...] | None = None,
+        write_index: torch.Tensor | None = None,
     ) -> torch.Tensor:
         """One-step pass using (and filling) the cache; inputs in cache-row order."""
-        x = x + self.norm2(self.attention.step(self.norm1(x), time_idxs, cache, layer, valid, groups))
+        attended = self.attention.step(self.norm1(x), time_idxs, cache, layer, valid, groups, write_index)
+        x = x + self.norm2(attended)
         return self._feed_forward(x)
 
     def fixed_shape_step(
@@ -339,8 +343,11 @@ class TransformerTrajEncoder(TrajEncoder):
         groups = None
         if resolve_backend(self.config.attention, x.device) != "flash":
             groups = plan_row_groups(valid)
+        write_index = hidden_state.write_index()  # every layer writes the same slots
         for index, layer in enumerate(self.layers):
-            x = cast(TransformerLayer, layer).step(x, time_idxs, hidden_state, index, valid, groups)
+            x = cast(TransformerLayer, layer).step(
+                x, time_idxs, hidden_state, index, valid, groups, write_index
+            )
         return hidden_state.by_env(self.out_norm(x)), hidden_state.advanced()
 
     def fixed_shape_step(
