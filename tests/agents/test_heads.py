@@ -4,7 +4,14 @@ from __future__ import annotations
 
 import torch
 
-from amago_agents.distributions import DiscreteDist, TanhGaussianDist
+from amago_agents.distributions import (
+    BetaDist,
+    DiscreteDist,
+    GMMDist,
+    MultibinaryDist,
+    MultiDiscreteDist,
+    TanhGaussianDist,
+)
 from amago_agents.heads import ActorHead, CriticEnsemble, EnsembleLinear, gamma_features
 from amago_agents.specs import ActorHeadConfig, CriticHeadConfig
 
@@ -83,3 +90,35 @@ def test_actor_heads_give_one_policy_per_gamma() -> None:
         assert discrete.probs.shape == (2, 5, len(GAMMAS), 4)
         continuous = ActorHead(6, len(GAMMAS), TanhGaussianDist(2), config)(torch.randn(2, 5, 6))
         assert continuous.rsample().shape == (2, 5, len(GAMMAS), 2)
+
+
+def test_acting_policy_is_the_last_gammas_policy_of_the_full_head() -> None:
+    """Rollouts build only the acting (last) gamma's policy: its parameters, modes and log-probabilities must be
+    exactly those of the full head's last gamma, for every distribution, masked or not."""
+    torch.manual_seed(0)
+    state = torch.randn(16, 1, 6)
+    cases = [
+        (DiscreteDist(4), torch.nn.functional.one_hot(torch.randint(0, 4, (16, 1, 1)), 4).float()),
+        (
+            MultiDiscreteDist([3, 2]),
+            torch.cat([torch.eye(3)[[0]], torch.eye(2)[[1]]], -1).expand(16, 1, 1, 5),
+        ),
+        (TanhGaussianDist(2), torch.rand(16, 1, 1, 2) * 1.8 - 0.9),
+        (GMMDist(2), torch.rand(16, 1, 1, 2) * 1.8 - 0.9),
+        (BetaDist(2), torch.rand(16, 1, 1, 2) * 1.8 - 0.9),
+        (MultibinaryDist(3), torch.randint(0, 2, (16, 1, 1, 3)).float()),
+    ]
+    for dist, action in cases:
+        for config in (ActorHeadConfig(d_hidden=8), ActorHeadConfig(type="residual", feature_dim=8)):
+            head = ActorHead(6, len(GAMMAS), dist, config)
+            full, acting = head(state), head.acting_policy(state)
+            assert torch.equal(acting.mode(), full.mode()[..., -1:, :]), type(dist).__name__
+            assert torch.equal(
+                acting.log_prob(action), full.log_prob(action.expand(16, 1, len(GAMMAS), -1))[..., -1:, :]
+            ), type(dist).__name__
+    allowed = torch.zeros(16, 1, 1, 4, dtype=torch.bool)
+    allowed[..., 1:3] = True
+    head = ActorHead(6, len(GAMMAS), DiscreteDist(4), ActorHeadConfig(d_hidden=8))
+    full, acting = head(state, allowed=allowed), head.acting_policy(state, allowed=allowed)
+    assert torch.equal(acting.probs, full.probs[..., -1:, :])
+    assert set(acting.sample().flatten().tolist()) <= {1, 2}

@@ -270,9 +270,10 @@ class BaseAgent(nn.Module):
             ``(N, L, D)``; MultiBinary → uint8 ``(N, L, A)``; Box → float32 ``(N, L, A)`` in [-1, 1].
         """
         states, hidden_state = self.get_state_embedding(obs, rl2s, time_idxs, hidden_state)
-        policy = self.actor(states, allowed=self.allowed_actions(obs))
+        # Only the rollout gamma's policy (the last one) is built and sampled: the others never act.
+        policy = self.actor.acting_policy(states, allowed=self.allowed_actions(obs))
         actions = policy.sample() if sample else policy.mode()
-        actions = actions[..., -1, :]  # the rollout gamma is the last one
+        actions = actions[..., -1, :]
         if self.discrete or self.multidiscrete:
             return actions.long(), hidden_state
         if self.multibinary:

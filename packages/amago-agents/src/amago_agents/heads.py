@@ -87,6 +87,19 @@ class ActorHead(nn.Module):
         """
         params = self.net(state) if real is None or not real.padded else real.put(self.net(real.take(state)))
         params = params.reshape(*state.shape[:-1], self.num_gammas, self.dist.input_dimension)
+        return self._policy(params, allowed)
+
+    def acting_policy(self, state: torch.Tensor, allowed: torch.Tensor | None = None) -> Policy:
+        """The policy of the last discount factor alone (the one that acts), over ``(..., 1)``.
+
+        Its parameters are exactly the last gamma's of :meth:`forward` (the whole network runs; its output layer
+        is small); only that policy is built and sampled, which is most of a rollout step's head cost with seven
+        gammas.
+        """
+        params = self.net(state).reshape(*state.shape[:-1], self.num_gammas, self.dist.input_dimension)
+        return self._policy(params[..., -1:, :], allowed)
+
+    def _policy(self, params: torch.Tensor, allowed: torch.Tensor | None) -> Policy:
         if allowed is None:
             return self.dist(params)
         if not isinstance(self.dist, OneHotDist):
