@@ -1,7 +1,7 @@
 """amago's side of the side-by-side throughput measurement (``bench/vs_amago.py`` runs both sides).
 
 The configuration is the one ``../shared/baselines/amago-3.3.0/amago_bench.py throughput`` measures AMAGO on:
-Meta-Frozen-Lake 5x5, k=10, 16 ``sync`` actors, ``max_seq_len = traj_save_len = 250``, timestep encoder ff
+Meta-Frozen-Lake 5x5, k=10, 16 ``sync`` actors (``--actors``), ``max_seq_len = traj_save_len = 250``, timestep encoder ff
 1x128 -> 64, trajectory encoder 3 layers x 128 (transformer: 8 heads, d_ff 512, plain-PyTorch attention),
 ``agent`` with tau 0.004, epsilon-greedy 1.0 -> 0.05, batches of 24, one torch thread.
 
@@ -9,7 +9,7 @@ Meta-Frozen-Lake 5x5, k=10, 16 ``sync`` actors, ``max_seq_len = traj_save_len = 
   ``--collect-calls`` times; the first call is warm-up, the median of the rest is reported;
 - training: ``train_step`` on batches from the train loader, ``--warmup`` untimed then ``--updates`` timed
   (loading + compute, as AMAGO's figure);
-- the policy's ceiling: env steps/s of the policy alone (one cached step for all 16 rows, no envs), which
+- the policy's ceiling: env steps/s of the policy alone (one cached step for all rows, no envs), which
   collection can at best reach;
 - start-up: building the experiment and ``start()``; imports are timed by ``vs_amago.py`` from outside;
 - utilisation (after the timed parts, so the counter's overhead is in no rate): the FLOPs of one policy step
@@ -46,8 +46,8 @@ TRAJ = {
 }
 
 
-def job(encoder: str, folder: str, precision: str) -> dict[str, Any]:
-    """The measured configuration as an amago config tree."""
+def job(encoder: str, folder: str, precision: str, actors: int = 16) -> dict[str, Any]:
+    """The measured configuration as an amago config tree (``actors`` parallel envs)."""
     return {
         "env": {"id": "frozen-lake", "size": 5, "k_episodes": 10},
         "tstep_encoder": {
@@ -68,7 +68,7 @@ def job(encoder: str, folder: str, precision: str) -> dict[str, Any]:
             "torch_threads": 1,
         },
         "replay": {"traj_save_len": ROLLOUT, "dset_max_size": 12_500},
-        "rollout": {"parallel_actors": 16, "env_mode": "sync"},
+        "rollout": {"parallel_actors": actors, "env_mode": "sync"},
         "optim": {"batch_size": 24, "mixed_precision": precision},
         "schedule": {
             "epochs": 1,
@@ -90,8 +90,9 @@ def sync(device: Any) -> None:
         torch.cuda.synchronize(device)
 
 
-def policy_ceiling(experiment: Any, steps: int = 200) -> float:
-    """Env steps/s the policy alone allows: one cached step for all 16 rows, no envs (collection's ceiling)."""
+def policy_ceiling(experiment: Any, actors: int, steps: int = 200) -> float:
+    """Env steps/s the policy alone allows: one cached step for all ``actors`` rows, no envs (collection's
+    ceiling)."""
     import torch
 
     from amago_core.experiment.acting import policy_input
@@ -99,7 +100,7 @@ def policy_ceiling(experiment: Any, steps: int = 200) -> float:
     policy, device = experiment.policy, experiment.DEVICE
     policy.eval()
     timestep = experiment.train_envs.reset()
-    hidden = policy.init_hidden_state(16, device)
+    hidden = policy.init_hidden_state(actors, device)
     with torch.no_grad():
         obs, rl2, time_idx = policy_input(timestep, device)
         for _ in range(5):
@@ -109,10 +110,10 @@ def policy_ceiling(experiment: Any, steps: int = 200) -> float:
             actions, hidden = policy.get_actions(obs, rl2, time_idx, hidden)
         actions.cpu()  # the envs need them on the host (a no-op on a CPU; waits for the GPU)
         elapsed = time.perf_counter() - start
-    return 16 * steps / elapsed
+    return actors * steps / elapsed
 
 
-def count_flops(experiment: Any, loader: Any, batches: int) -> dict[str, Any]:
+def count_flops(experiment: Any, loader: Any, batches: int, actors: int) -> dict[str, Any]:
     """FLOPs of one policy step (mean over one counted collection call) and of one ``train_step``.
 
     A batch is as long as its longest sampled window, so an update's FLOPs vary with the data: the update
@@ -128,7 +129,7 @@ def count_flops(experiment: Any, loader: Any, batches: int) -> dict[str, Any]:
         counts.append(update_flops)
         lengths.append(int(batch.rl2s.shape[1]))
     return {
-        "policy_step_flops": acting.flops / (ROLLOUT * 16),
+        "policy_step_flops": acting.flops / (ROLLOUT * actors),
         "policy_calls_counted": acting.calls,
         "update_flops": statistics.mean(counts),
         "update_flops_counted": counts,
@@ -161,7 +162,13 @@ def utilisation_table(result: dict[str, Any]) -> str:
 
 
 def measure(
-    encoder: str, collect_calls: int, warmup: int, updates: int, precision: str, flop_batches: int = 4
+    encoder: str,
+    collect_calls: int,
+    warmup: int,
+    updates: int,
+    precision: str,
+    flop_batches: int = 4,
+    actors: int = 16,
 ) -> dict[str, Any]:
     from amago_core.config.sources import load_config
     from amago_core.experiment import Experiment
@@ -169,7 +176,7 @@ def measure(
     load_start = list(os.getloadavg())
     with tempfile.TemporaryDirectory(prefix="amago-tp-") as folder:
         t0 = time.perf_counter()
-        experiment = Experiment(load_config(base=job(encoder, folder, precision), environ={}))
+        experiment = Experiment(load_config(base=job(encoder, folder, precision, actors), environ={}))
         experiment.start()
         startup = time.perf_counter() - t0
         try:
@@ -178,7 +185,7 @@ def measure(
                 t = time.perf_counter()
                 experiment.collect_new_training_data()
                 calls.append(time.perf_counter() - t)
-            ceiling = policy_ceiling(experiment)
+            ceiling = policy_ceiling(experiment, actors)
             experiment.dataset.on_end_of_collection()
             loader = iter(experiment.init_dloaders())
             experiment.policy_aclr.train()
@@ -193,16 +200,17 @@ def measure(
                 load_s.append(t1 - t)
                 step_s.append(time.perf_counter() - t1)
                 lengths.append(int(batch.rl2s.shape[1]))
-            counted = count_flops(experiment, loader, flop_batches)
+            counted = count_flops(experiment, loader, flop_batches, actors)
             peak = flops.peaks(experiment.DEVICE)
         finally:
             experiment.close()
-    steps_per_call = ROLLOUT * 16
+    steps_per_call = ROLLOUT * actors
     steady = calls[1:] or calls
     measured = sum(load_s[warmup:]) + sum(step_s[warmup:])
     return {
         "side": "amago",
         "encoder": encoder,
+        "actors": actors,
         "precision": precision,
         "loadavg_at_start": load_start,
         "startup_s": startup,
@@ -227,10 +235,17 @@ def main() -> None:
     parser.add_argument("--updates", type=int, default=30)
     parser.add_argument("--precision", choices=["no", "bf16"], default="no")
     parser.add_argument("--flop-batches", type=int, default=4, help="batches whose update FLOPs are counted")
+    parser.add_argument("--actors", type=int, default=16, help="parallel envs stepped by one policy call")
     parser.add_argument("--out", type=Path)
     args = parser.parse_args()
     result = measure(
-        args.encoder, args.collect_calls, args.warmup, args.updates, args.precision, args.flop_batches
+        args.encoder,
+        args.collect_calls,
+        args.warmup,
+        args.updates,
+        args.precision,
+        args.flop_batches,
+        args.actors,
     )
     text = json.dumps(result, indent=2)
     print(utilisation_table(result), file=sys.stderr)

@@ -13,8 +13,9 @@ fraction of it reached (MFU).
 Ratios against AMAGO count only when both sides run in one session on one machine: ``bench/vs_amago.py`` does
 that. This script times amago's update alone (a quick check while working on the update's cost).
 
-Run: ``.venv/bin/python bench/update.py`` (``--updates`` to trade time for stability, ``--encoders`` to pick;
-``--device cuda --precision bf16`` on a GPU, where the bf16 peak is measured too).
+Run: ``.venv/bin/python bench/update.py`` (``--updates`` to trade time for stability, ``--encoders`` to pick,
+``--threads 1 2`` for a table per CPU thread count; ``--device cuda --precision bf16`` on a GPU, where the bf16
+peak is measured too).
 """
 
 from __future__ import annotations
@@ -186,34 +187,43 @@ def main() -> None:
     parser.add_argument("--encoders", nargs="+", default=DEFAULT_ENCODERS, choices=list(TRAJ))
     parser.add_argument("--device", default="cpu", help="cpu (one thread) or cuda")
     parser.add_argument("--precision", choices=["no", "bf16"], default="no", help="autocast of the forwards")
+    parser.add_argument(
+        "--threads",
+        type=int,
+        nargs="+",
+        default=[1],
+        help="CPU torch threads, one table each (e.g. 1 2); the matmul peak is measured at each count",
+    )
     args = parser.parse_args()
     device = torch.device(args.device)
-    torch.set_num_threads(1)
-    torch.manual_seed(0)
-    where = "1 thread" if device.type == "cpu" else torch.cuda.get_device_name(device)
-    print(
-        f"torch {torch.__version__}, {where}, precision {args.precision}, load average {os.getloadavg()[0]:.2f}"
-    )
-    peak = flops.peaks(device)
-    # MFU against the peak of the precision the matmuls run in (bf16 autocast: the bf16 peak where measured).
-    label = "bf16" if args.precision == "bf16" and peak["bf16"] else "fp32"
-    reference = peak[label]
-    print(flops.peak_line(peak))
-    print(
-        f"{'traj encoder':<14}{'updates/s':>10}{'FLOPs/update':>15}{'update GFLOP/s (MFU)':>24}"
-        f"{'policy steps/s':>16}{'FLOPs/step':>14}{'acting GFLOP/s (MFU)':>24}"
-    )
-    for traj in args.encoders:
-        up = measure_updates(traj, args.updates, args.warmup, device, args.precision)
-        act = measure_acting(traj, device, args.precision)
+    for threads in args.threads if device.type == "cpu" else [1]:
+        torch.set_num_threads(threads)
+        torch.manual_seed(0)
+        where = f"{threads} thread(s)" if device.type == "cpu" else torch.cuda.get_device_name(device)
         print(
-            f"{traj:<14}{up['updates_per_s']:>10.2f}{flops.gflop(up['update_flops']):>15}"
-            f"{flops.mfu_cells(up['update_flops'], up['update_s'], reference):>24}"
-            f"{1 / act['step_s']:>16.0f}{flops.gflop(act['step_flops']):>14}"
-            f"{flops.mfu_cells(act['step_flops'], act['step_s'], reference):>24}",
-            flush=True,
+            f"torch {torch.__version__}, {where}, precision {args.precision}, "
+            f"load average {os.getloadavg()[0]:.2f}"
         )
-    print(f"MFU against the {label} peak above; load average at the end {os.getloadavg()[0]:.2f}")
+        peak = flops.peaks(device)
+        # MFU against the peak of the precision the matmuls run in (bf16 autocast: the bf16 peak where measured).
+        label = "bf16" if args.precision == "bf16" and peak["bf16"] else "fp32"
+        reference = peak[label]
+        print(flops.peak_line(peak))
+        print(
+            f"{'traj encoder':<14}{'updates/s':>10}{'FLOPs/update':>15}{'update GFLOP/s (MFU)':>24}"
+            f"{'policy steps/s':>16}{'FLOPs/step':>14}{'acting GFLOP/s (MFU)':>24}"
+        )
+        for traj in args.encoders:
+            up = measure_updates(traj, args.updates, args.warmup, device, args.precision)
+            act = measure_acting(traj, device, args.precision)
+            print(
+                f"{traj:<14}{up['updates_per_s']:>10.2f}{flops.gflop(up['update_flops']):>15}"
+                f"{flops.mfu_cells(up['update_flops'], up['update_s'], reference):>24}"
+                f"{1 / act['step_s']:>16.0f}{flops.gflop(act['step_flops']):>14}"
+                f"{flops.mfu_cells(act['step_flops'], act['step_s'], reference):>24}",
+                flush=True,
+            )
+        print(f"MFU against the {label} peak above; load average at the end {os.getloadavg()[0]:.2f}")
 
 
 if __name__ == "__main__":

@@ -4,7 +4,9 @@ For each trajectory encoder (ff, GRU, Transformer) it runs AMAGO's own measureme
 (``../shared/baselines/amago-3.3.0/amago_bench.py throughput``) and amago's (``bench/throughput.py``) of the
 same configuration, one process at a time, alternating which side goes first, ``--reps`` times, one torch
 thread each, and prints one table: collection env steps/s, gradient updates/s, launch-to-first-step (import +
-build + start) and peak RSS, each side's median and spread, the ratio of medians, and the load average.
+build + start) and peak RSS, each side's median and spread, the ratio of medians, and the load average. With
+``--more-actors 32 64`` (the default) it also measures collection alone with 32 and 64 parallel envs (one policy
+call steps them all: larger batches per call are how a CPU gets throughput), rows ``encoder@N``.
 
 Utilisation, for both libraries: the FLOPs of one update and of one policy step, counted with
 ``FlopCounterMode`` (``bench/flops.py``) on the measured configuration (amago: by ``bench/throughput.py`` after
@@ -73,11 +75,14 @@ def import_seconds(python: str, module: str, env: dict[str, str]) -> float:
     return wall
 
 
-def amago_side(python: Path, encoder: str, args: argparse.Namespace, out: Path, env: dict[str, str]) -> dict:
+def amago_side(
+    python: Path, encoder: str, args: argparse.Namespace, out: Path, env: dict[str, str], actors: int = 16
+) -> dict:
+    warmup, updates = (args.warmup, args.updates) if actors == 16 else (0, 1)  # other counts: collection only
     cmd = [
         str(python), str(BASELINE / "amago_bench.py"), "throughput", "--encoder", encoder, "--threads", "1",
-        "--collect_epochs", str(args.collect_calls), "--warmup_updates", str(args.warmup),
-        "--updates", str(args.updates), "--out", str(out),
+        "--collect_epochs", str(args.collect_calls), "--warmup_updates", str(warmup),
+        "--updates", str(updates), "--parallel_actors", str(actors), "--out", str(out),
     ]  # fmt: skip
     _, rss = run_measured(cmd, {**env, "AMAGO_REF_SRC": str(BASELINE)})
     data = json.loads(out.read_text())
@@ -93,11 +98,14 @@ def amago_side(python: Path, encoder: str, args: argparse.Namespace, out: Path, 
     }
 
 
-def our_side(encoder: str, args: argparse.Namespace, out: Path, env: dict[str, str]) -> dict:
+def our_side(
+    encoder: str, args: argparse.Namespace, out: Path, env: dict[str, str], actors: int = 16
+) -> dict:
+    warmup, updates = (args.warmup, args.updates) if actors == 16 else (0, 1)  # other counts: collection only
     cmd = [
         sys.executable, str(ROOT / "bench" / "throughput.py"), "--encoder", encoder,
-        "--collect-calls", str(args.collect_calls), "--warmup", str(args.warmup), "--updates", str(args.updates),
-        "--precision", args.precision, "--out", str(out),
+        "--collect-calls", str(args.collect_calls), "--warmup", str(warmup), "--updates", str(updates),
+        "--precision", args.precision, "--actors", str(actors), "--out", str(out),
     ]  # fmt: skip
     _, rss = run_measured(cmd, env)
     data = json.loads(out.read_text())
@@ -277,6 +285,11 @@ def spread(values: list[float]) -> str:
     return f"{shown(statistics.median(values))} [{shown(min(values))}-{shown(max(values))}]"
 
 
+def config_key(encoder: str, actors: int) -> str:
+    """Results key: the encoder at the default 16 actors, ``encoder@N`` at N actors."""
+    return encoder if actors == 16 else f"{encoder}@{actors}"
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--reps", type=int, default=2)
@@ -287,6 +300,13 @@ def main() -> None:
     parser.add_argument("--precision", choices=["no", "bf16"], default="no", help="amago's side only")
     parser.add_argument("--race-seeds", type=int, nargs="*", default=[1, 2])
     parser.add_argument("--race-minutes", type=float, default=12.0, help="time box of one race run")
+    parser.add_argument(
+        "--more-actors",
+        type=int,
+        nargs="*",
+        default=[32, 64],
+        help="also measure collection (only) with these many parallel envs (larger batches per policy call)",
+    )
     parser.add_argument("--skip-throughput", action="store_true")
     parser.add_argument("--skip-race", action="store_true")
     parser.add_argument("--venv", type=Path, default=ROOT / ".venv-amago-ref")
@@ -294,7 +314,9 @@ def main() -> None:
     args = parser.parse_args()
     python = ensure_baseline(args.venv)
     env = {**os.environ, **ONE_THREAD}
-    results: dict[str, dict[str, list[dict]]] = {e: {"AMAGO": [], "amago": []} for e in args.encoders}
+    # Keys: the encoder (16 actors, every figure), and "encoder@N" (N actors, collection only).
+    configs = [(e, n) for e in args.encoders for n in [16, *args.more_actors]]
+    results: dict[str, dict[str, list[dict]]] = {config_key(*c): {"AMAGO": [], "amago": []} for c in configs}
     races: dict[str, list[dict]] = {"AMAGO": [], "amago": []}
     counts: dict[str, dict] = {}
     with tempfile.TemporaryDirectory(prefix="vs-amago-") as scratch:
@@ -307,17 +329,18 @@ def main() -> None:
                 races[name].append(figures)
                 print(f"race seed {seed} {name:5s} {json.dumps(figures)}", file=sys.stderr)
         for rep in range(0 if args.skip_throughput else args.reps):
-            for encoder in args.encoders:
+            for encoder, actors in configs:
+                key = config_key(encoder, actors)
                 order = ["AMAGO", "amago"] if rep % 2 == 0 else ["amago", "AMAGO"]
                 for name in order:
-                    out = Path(scratch) / f"{name}-{encoder}-{rep}.json"
+                    out = Path(scratch) / f"{name}-{key}-{rep}.json"
                     if name == "AMAGO":
-                        figures = amago_side(python, encoder, args, out, env)
+                        figures = amago_side(python, encoder, args, out, env, actors)
                     else:
-                        figures = our_side(encoder, args, out, env)
-                    results[encoder][name].append(figures)
-                    print(f"rep {rep} {encoder:11s} {name:5s} {json.dumps(figures)}", file=sys.stderr)
-                if rep == 0:
+                        figures = our_side(encoder, args, out, env, actors)
+                    results[key][name].append(figures)
+                    print(f"rep {rep} {key:11s} {name:5s} {json.dumps(figures)}", file=sys.stderr)
+                if rep == 0 and actors == 16:
                     # FLOPs depend on the configuration, not the rep: AMAGO's are counted once per encoder.
                     out = Path(scratch) / f"AMAGO-flops-{encoder}.json"
                     counts[encoder] = amago_flops(python, encoder, args, out, env)
@@ -333,6 +356,8 @@ def main() -> None:
             ("launch", "launch to first step s", False),
             ("rss_gib", "peak RSS GiB", False),
         ):
+            if "@" in encoder and key != "collect":
+                continue  # other actor counts measure collection only
             theirs = [f[key] for f in sides["AMAGO"] if f[key] is not None]
             ours = [f[key] for f in sides["amago"] if f[key] is not None]
             if not theirs or not ours:
@@ -344,7 +369,7 @@ def main() -> None:
                 f"{min(loads):.2f}-{max(loads):.2f}" + ("" if higher_is_better else "  (lower is better)")
             )
     for encoder, sides in results.items():
-        # How close collection comes to the policy alone (16 rows, one cached step, no envs): amago's side only.
+        # How close collection comes to the policy alone (every row, one cached step, no envs): amago's side only.
         shares = [f["collect"] / f["ceiling"] for f in sides["amago"] if f.get("ceiling")]
         if shares:
             rows.append(f"{encoder:11s} amago collection / its policy-only ceiling: {spread(shares)}")
