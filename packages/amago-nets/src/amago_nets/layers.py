@@ -268,9 +268,15 @@ class SigmaReparamLinear(nn.Module):
 
     def _state_key(self) -> tuple[int, ...]:
         # In-place updates (optimiser steps, load_state_dict, power iterations) bump a tensor's version
-        # counter, so equal keys mean W_hat is unchanged.
-        tensors = (self.weight, self.gamma, self.u, self.v)
-        return tuple(t._version for t in tensors) + tuple(t.data_ptr() for t in tensors)
+        # counter, so equal keys mean W_hat is unchanged. Read from the parameter and buffer dicts: this runs
+        # on every rollout step of every such layer, and attribute access through nn.Module costs more.
+        params, buffers = self._parameters, self._buffers
+        w, g, u, v = params["weight"], params["gamma"], buffers["u"], buffers["v"]
+        if w is None or g is None or u is None or v is None:  # only if someone deleted them
+            return ()
+        return (
+            w._version, g._version, u._version, v._version, w.data_ptr(), g.data_ptr(), u.data_ptr(), v.data_ptr()
+        )  # fmt: skip
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         """Applies the reparametrised linear map."""
