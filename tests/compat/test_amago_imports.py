@@ -152,6 +152,27 @@ def test_seed_import_without_counterpart_fails_with_one_line_pointer(line, full_
     assert "\n" not in message
 
 
+def test_every_backbone_of_amagos_cnn_module_is_amagos():
+    import amago.nets.cnn
+
+    expected = {
+        "CNN": "ImageBackbone",
+        "NatureishCNN": "NatureishCNN",
+        "IMPALAishCNN": "IMPALAishCNN",
+        "DrQCNN": "DrQCNN",
+        "GridworldCNN": "GridworldCNN",
+        "DrQv2Aug": "DrQv2Aug",
+    }
+    assert sorted(amago.nets.cnn.__all__) == sorted(expected)
+    assert not NO_COUNTERPART["amago.nets.cnn"]
+    namespace: dict[str, object] = {}
+    exec("from amago.nets.cnn import DrQCNN, GridworldCNN", namespace)
+    for name, target in expected.items():
+        assert getattr(amago.nets.cnn, name) is _load(f"amago_nets.cnn:{target}"), name
+    assert namespace["DrQCNN"] is _load("amago_nets.cnn:DrQCNN")
+    assert namespace["GridworldCNN"] is _load("amago_nets.cnn:GridworldCNN")
+
+
 def test_amago_submodules_import_as_modules():
     import amago.nets
     import amago.nets.traj_encoders

@@ -151,6 +151,12 @@ def test_every_key_and_pick_exists_in_amagos_config(configurable):
                 chosen = gin_migration.lookup(name)
                 assert chosen is not None, f"{row.configurable}.{row.parameter}: {name} is no configurable"
                 assert not chosen.picks or row.key in dict(chosen.picks), f"{name} does not set {row.key}"
+            for path, value in row.unregistered:
+                assert gin_migration.lookup(path) is None, f"{path} is a configurable: list it in choices"
+                where, annotation = _field(row.key, {**picks, row.key: value})
+                assert _allowed(annotation, value), f"{path}: {where} does not allow {row.key} = {value!r}"
+        else:
+            assert not row.unregistered, f"{row.configurable}.{row.parameter}: only a choice picks classes"
         if row.convert is not None:
             assert row.convert in gin_migration.CONVERSIONS
 
@@ -485,13 +491,84 @@ def test_picks_follow_the_file_then_the_one_class_it_configures_then_amagos_defa
     assert settings == {}
     assert len(notes) == 2
     assert all("picks none of them" in n and "Experiment.traj_encoder_type = @" in n for n in notes)
-    # a class amago picks by itself, and one a gin file cannot pick
-    settings, notes = settle("Actor.continuous_dist_type = @Multibinary\nGridworldCNN.channels = [8, 8, 8]\n")
+    # a class amago picks by itself
+    settings, notes = settle("Actor.continuous_dist_type = @Multibinary\n")
     assert notes[0].startswith("Actor.continuous_dist_type: nothing to set: ")
-    assert notes[1].endswith("Set it by hand: -o tstep_encoder.cnn_channels=[8,8,8]")
     # a pick the owner cannot make in amago
     _, notes = settle("Agent.critic_type = @NCriticsTwoHot\n")
     assert "NCriticsTwoHot cannot be picked here" in notes[0]
+
+
+def test_amagos_cnn_backbones_and_their_layers_become_the_cnn_encoders_options(tmp_path, fresh_registries):
+    def translate(text: str) -> tuple[dict[str, Any], list[str], ExperimentConfig]:
+        path = tmp_path / "cnn.gin"
+        path.write_text(text, encoding="utf-8")
+        result = runner.invoke(app, ["migrate-gin", str(path)])
+        assert result.exit_code == 0, result.output
+        notes = [line for line in result.stderr.splitlines() if not line.startswith("amago migrate-gin:")]
+        return migrate(read_gin(path)).settings, notes, _planned(_overrides(result.stdout))
+
+    # GridworldCNN, picked (by a module path, as AMAGO's examples write it), with its layers
+    settings, notes, config = translate(
+        "Experiment.tstep_encoder_type = @CNNTstepEncoder\n"
+        "CNNTstepEncoder.cnn_type = @cnn.GridworldCNN\n"
+        "CNNTstepEncoder.channels_first = True\n"
+        "GridworldCNN.channels = [8, 16, 24]\n"
+        "GridworldCNN.kernels = [3, 2, 2]\n"
+        "GridworldCNN.strides = [1, 1, 1]\n"
+        "NatureishCNN.channels = [32, 64, 64]\n"
+    )
+    assert settings == {
+        "tstep_encoder.kind": "cnn",
+        "tstep_encoder.cnn_type": "gridworld",
+        "tstep_encoder.channels_first": True,
+        "tstep_encoder.cnn_channels": [8, 16, 24],
+        "tstep_encoder.cnn_kernels": [3, 2, 2],
+        "tstep_encoder.cnn_strides": [1, 1, 1],
+    }
+    assert len(notes) == 1
+    assert notes[0].endswith(
+        ":7: NatureishCNN.channels: no effect in AMAGO either: "
+        + f"{tmp_path / 'cnn.gin'}:2 picks GridworldCNN "
+        '(`tstep_encoder.cnn_type = "gridworld"`), so NatureishCNN is not used'
+    )
+    tstep = config.tstep_encoder
+    assert (tstep.kind, tstep.cnn_type, tstep.channels_first) == ("cnn", "gridworld", True)
+    assert tstep.conv_layers() == ((8, 16, 24), (3, 2, 2), (1, 1, 1))
+
+    # GridworldCNN's options alone (a run's config.txt lists no class-valued parameter): the class they configure
+    settings, notes, config = translate("GridworldCNN.channels = [4, 8, 8]\n")
+    assert not notes
+    assert settings == {
+        "tstep_encoder.kind": "cnn",
+        "tstep_encoder.cnn_type": "gridworld",
+        "tstep_encoder.cnn_channels": [4, 8, 8],
+    }
+    assert config.tstep_encoder.conv_layers() == ((4, 8, 8), (2, 2, 2), (1, 1, 1))  # AMAGO's defaults fill in
+
+    # NatureishCNN's layers, here two convolutions
+    settings, notes, config = translate(
+        "NatureishCNN.channels = [16, 32]\nNatureishCNN.kernels = [8, 4]\nNatureishCNN.strides = [4, 2]\n"
+    )
+    assert not notes
+    assert settings["tstep_encoder.cnn_type"] == "nature"
+    assert config.tstep_encoder.conv_layers() == ((16, 32), (8, 4), (4, 2))
+
+    # DrQCNN, which AMAGO left out of gin: a script that registered it references it; it has no layer options
+    for reference in ("@DrQCNN", "@amago.nets.cnn.DrQCNN"):
+        settings, notes, config = translate(
+            f"CNNTstepEncoder.cnn_type = {reference}\nNatureishCNN.channels = [16, 32, 32]\n"
+        )
+        assert settings == {"tstep_encoder.kind": "cnn", "tstep_encoder.cnn_type": "drq"}
+        assert len(notes) == 1
+        assert notes[0].endswith(
+            ":2: NatureishCNN.channels: no effect in AMAGO either: " + f"{tmp_path / 'cnn.gin'}:1 picks "
+            '`tstep_encoder.cnn_type = "drq"`, so NatureishCNN is not used'
+        )
+        assert (config.tstep_encoder.cnn_type, config.tstep_encoder.cnn_channels) == ("drq", None)
+    # a class of one's own is still no AMAGO class
+    _, notes, _ = translate("CNNTstepEncoder.cnn_type = @MyCNN\n")
+    assert "@MyCNN is not one of AMAGO 3.3.0's configurables" in notes[0]
 
 
 def test_each_kind_of_binding_that_sets_nothing_says_why():

@@ -79,6 +79,9 @@ class GinBinding:
         fixed: for ``none``: ``(value,)`` when amago always does what this value does in AMAGO (its default), so
             a binding of that value needs nothing (a run's ``config.txt`` lists every default); else empty.
         choices: for ``choice``: the names of the configurables AMAGO lets it reference.
+        unregistered: for ``choice``: ``(dotted path, value of key)`` for each class of AMAGO the parameter takes
+            that AMAGO left out of gin (``amago.nets.cnn.DrQCNN``): a file references it once its script registers
+            it (``gin.external_configurable``), and the reference sets ``key`` to the value.
     """
 
     configurable: str
@@ -89,6 +92,7 @@ class GinBinding:
     convert: str | None = None
     fixed: tuple[Any, ...] = ()
     choices: tuple[str, ...] = ()
+    unregistered: tuple[tuple[str, Any], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -101,9 +105,8 @@ class GinConfigurable:
         picks: the ``(key, value)`` settings that make amago use the same thing, outermost first
             (``(("traj_encoder.kind", "transformer"),)``); empty when it is always used, or is no component.
         summary: one sentence: what it is, and its amago counterpart.
-        parameters: one :class:`GinBinding` per parameter, in AMAGO's order.
-        implied: a binding of its options may pick it when the file picks nothing for that slot (False: the
-            counterpart lies in a component the file cannot name; the binding is reported with the keys to set).
+        parameters: one :class:`GinBinding` per parameter, in AMAGO's order. A binding of its options picks
+            it when the file picks nothing for that slot.
     """
 
     name: str
@@ -111,7 +114,6 @@ class GinConfigurable:
     picks: tuple[tuple[str, Any], ...]
     summary: str
     parameters: tuple[GinBinding, ...]
-    implied: bool = True
 
     @property
     def path(self) -> str:
@@ -236,6 +238,7 @@ class _Row:
     convert: str | None = None
     fixed: tuple[Any, ...] = ()
     choices: tuple[str, ...] = ()
+    unregistered: tuple[tuple[str, Any], ...] = ()
 
 
 _TOP_LEVEL = frozenset(
@@ -263,10 +266,17 @@ def _set(parameter: str, key: str | None = None, *, note: str = "", convert: str
     return _Row(parameter, key, "setting", note, convert)
 
 
-def _choose(parameter: str, key: str, choices: str, *, note: str = "") -> _Row:
+def _choose(
+    parameter: str,
+    key: str,
+    choices: str,
+    *,
+    note: str = "",
+    unregistered: tuple[tuple[str, Any], ...] = (),
+) -> _Row:
     """A ``choice`` of one of ``choices`` (names separated by spaces), whose picks set ``key`` (resolved against
-    the prefix like :func:`_set`)."""
-    return _Row(parameter, key, "choice", note, choices=tuple(choices.split()))
+    the prefix like :func:`_set`); ``unregistered``: see :attr:`GinBinding.unregistered`."""
+    return _Row(parameter, key, "choice", note, choices=tuple(choices.split()), unregistered=unregistered)
 
 
 def _run(parameter: str, note: str) -> _Row:
@@ -287,7 +297,6 @@ def _configurable(
     rows: Iterable[_Row],
     *,
     picks: tuple[tuple[str, Any], ...] = (),
-    implied: bool = True,
 ) -> GinConfigurable:
     def full_key(row: _Row) -> str | None:
         if row.kind in ("run", "none"):
@@ -297,11 +306,19 @@ def _configurable(
 
     parameters = tuple(
         GinBinding(
-            name, row.parameter, full_key(row), row.kind, row.note, row.convert, row.fixed, row.choices
+            name,
+            row.parameter,
+            full_key(row),
+            row.kind,
+            row.note,
+            row.convert,
+            row.fixed,
+            row.choices,
+            row.unregistered,
         )
         for row in rows
     )
-    return GinConfigurable(name, module, picks, summary, parameters, implied)
+    return GinConfigurable(name, module, picks, summary, parameters)
 
 
 def _same(parameters: str) -> list[_Row]:
@@ -577,7 +594,9 @@ CONFIGURABLES: tuple[GinConfigurable, ...] = (
                 "cnn_type",
                 "cnn_type",
                 "NatureishCNN IMPALAishCNN GridworldCNN",
-                note="`GridworldCNN` is the gridworld CNN of the `babyai` and `xland` timestep encoders.",
+                note=f"`DrQCNN` is no gin configurable of AMAGO {AMAGO_VERSION}: a file references it once its "
+                "script registers it with gin (`gin.external_configurable`).",
+                unregistered=(("amago.nets.cnn.DrQCNN", "drq"),),
             ),
             *_same("channels_first img_features rl2_features d_output"),
             _set("out_norm", convert="norm"),
@@ -594,18 +613,9 @@ CONFIGURABLES: tuple[GinConfigurable, ...] = (
             _CNN_IMG_SHAPE,
             _CNN_CHANNELS_FIRST,
             _CNN_ACTIVATION,
-            _none(
-                "channels",
-                "the `cnn` encoder's nature backbone keeps DQN's 32, 64, 64 channels (AMAGO's default); the "
-                "`babyai` encoder's `cnn_channels` sets those of its own nature backbone.",
-                [32, 64, 64],
-            ),
-            _none(
-                "kernels", "amago's nature backbone keeps DQN's kernels 8, 4, 3 (AMAGO's default).", [8, 4, 3]
-            ),
-            _none(
-                "strides", "amago's nature backbone keeps DQN's strides 4, 2, 1 (AMAGO's default).", [4, 2, 1]
-            ),
+            _set("channels", "cnn_channels"),
+            _set("kernels", "cnn_kernels"),
+            _set("strides", "cnn_strides"),
         ],
         picks=(_CNN, ("tstep_encoder.cnn_type", "nature")),
     ),
@@ -627,18 +637,18 @@ CONFIGURABLES: tuple[GinConfigurable, ...] = (
         "GridworldCNN",
         "amago.nets.cnn",
         "tstep_encoder",
-        "The small CNN of AMAGO's gridworld examples: the gridworld CNN of the `babyai` and `xland` timestep "
-        "encoders (AMAGO's examples 10 and 11), which a gin file cannot pick.",
+        "The small CNN of AMAGO's gridworld examples: the `gridworld` backbone of the `cnn` timestep encoder. "
+        "(The `babyai` and `xland` timestep encoders, AMAGO's examples 10 and 11, build their own, sized by their "
+        "`cnn_channels`.)",
         [
             _CNN_IMG_SHAPE,
             _CNN_CHANNELS_FIRST,
             _CNN_ACTIVATION,
-            _set("channels", "cnn_channels", note="on the `babyai` or `xland` timestep encoder."),
-            _none("kernels", "amago's gridworld CNN keeps three 2×2 kernels (AMAGO's default).", [2, 2, 2]),
-            _none("strides", "amago's gridworld CNN keeps stride 1 (AMAGO's default).", [1, 1, 1]),
+            _set("channels", "cnn_channels"),
+            _set("kernels", "cnn_kernels"),
+            _set("strides", "cnn_strides"),
         ],
-        picks=(("tstep_encoder.kind", "babyai"), ("tstep_encoder.cnn_type", "gridworld")),
-        implied=False,
+        picks=(_CNN, ("tstep_encoder.cnn_type", "gridworld")),
     ),
     _configurable(
         "IdentityTrajEncoder",
@@ -1532,6 +1542,15 @@ def lookup(name: str) -> GinConfigurable | None:
     return None
 
 
+def _unregistered_value(row: GinBinding, name: str) -> tuple[str, Any] | None:
+    """``(class name, value of the row's key)`` when ``name`` (as a gin file writes it) is one of the classes of
+    AMAGO the row takes that AMAGO left out of gin (:attr:`GinBinding.unregistered`), else None."""
+    for path, value in row.unregistered:
+        if name == path or path.endswith(f".{name}"):
+            return path.rpartition(".")[2], value
+    return None
+
+
 def _chooser_of(key: str, value: Any) -> GinConfigurable | None:
     """The configurable whose last pick is ``key = value`` (``traj_encoder.attention = "flash"``: FlashAttention)."""
     return next((c for c in CONFIGURABLES if c.picks and c.picks[-1] == (key, value)), None)
@@ -1772,6 +1791,14 @@ def _choice_candidate(
             )
         )
         return None
+    unregistered = _unregistered_value(row, value.name) if chosen is None else None
+    if unregistered is not None:
+        # a class of AMAGO's that its script registered with gin: it picks like a configurable without options
+        _, picked_value = unregistered
+        chain = (*configurable.picks, (key, picked_value))
+        candidate = _Candidate(statement, configurable, row, chain, chain[-1])
+        candidate.settings = list(chain)
+        return candidate
     if chosen is None:
         notes.append(
             (
@@ -1832,7 +1859,7 @@ def _resolve_picks(candidates: list[_Candidate]) -> dict[str, _Pick]:
             implied: list[Any] = []
             for c in candidates:
                 picks = dict(c.configurable.picks)
-                wanted = c.configurable.implied and key in picks and picks[key] not in implied
+                wanted = key in picks and picks[key] not in implied
                 if wanted and satisfied(_outer(c.configurable.picks, key)):
                     implied.append(picks[key])
             default = PICK_KEYS[key].amago_default
@@ -1873,9 +1900,16 @@ def _pick_line(key: str, value: Any) -> str:
     owner, _, parameter = chooser.partition(".")
     row = _BY_NAME[owner].parameter(parameter)
     chosen = _chooser_of(key, value)
-    if row is not None and row.kind == "choice" and chosen is not None:
-        return f"`{chooser} = @{chosen.name}`"
+    if row is not None and row.kind == "choice":
+        name = chosen.name if chosen is not None else _unregistered_name(row, value)
+        if name is not None:
+            return f"`{chooser} = @{name}`"
     return f"`{chooser} = {json.dumps(value)}`"
+
+
+def _unregistered_name(row: GinBinding, value: Any) -> str | None:
+    """The class of :attr:`GinBinding.unregistered` whose reference sets the row's key to ``value``, or None."""
+    return next((path.rpartition(".")[2] for path, picked in row.unregistered if picked == value), None)
 
 
 def _inactive_reason(candidate: _Candidate, resolved: dict[str, _Pick]) -> str | None:
@@ -1895,7 +1929,7 @@ def _inactive_reason(candidate: _Candidate, resolved: dict[str, _Pick]) -> str |
                 f"not translated: the file sets options of {options} but picks none of them (AMAGO's script "
                 f"picked one in Python); {how}"
             )
-        if isinstance(pick.value, _Unset) or (not candidate.configurable.implied and pick.by is None):
+        if isinstance(pick.value, _Unset):
             rest = candidate.settings[len(candidate.chain) :]
             by_hand = " ".join(f"-o {k}={override_text(v)}" for k, v in rest)
             summary = candidate.configurable.summary
@@ -2050,7 +2084,9 @@ def _amago_cell(row: GinBinding, configurable: GinConfigurable) -> str:
 def _note_cell(row: GinBinding) -> str:
     parts = []
     if row.kind == "choice" and row.key is not None:
-        parts.append("; ".join(_choice_text(row, name) for name in row.choices) + ".")
+        texts = [_choice_text(row, name) for name in row.choices]
+        texts += [f"`@{path.rpartition('.')[2]}` → `{json.dumps(value)}`" for path, value in row.unregistered]
+        parts.append("; ".join(texts) + ".")
     if row.note:
         # a note is a sentence; only amago's own name stays lower case at its start
         parts.append(row.note if row.note.startswith("amago") else row.note[0].upper() + row.note[1:])
