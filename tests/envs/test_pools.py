@@ -259,3 +259,56 @@ def test_wrong_obs_shape_in_a_pool_names_the_env(mode):
         pool.step(np.zeros(2, np.int64))
         with pytest.raises(EnvContractError, match=r"'broken-env'.*'observation'.*\(2,\)"):
             pool.step(np.zeros(2, np.int64))
+
+
+class TwoTaskEnv(gym.Env):
+    """A multi-task env that draws its next task at every reset: task0 pays 10 per step, task1 pays 1."""
+
+    observation_space = gym.spaces.Box(-1.0, 1.0, (2,), np.float32)
+    action_space = gym.spaces.Discrete(2)
+
+    def __init__(self, first: int) -> None:
+        self.resets = first
+        self.env_name = "unset"
+        self.t = 0
+
+    def reset(self, *, seed=None, options=None):
+        self.resets += 1
+        self.env_name = f"task{self.resets % 2}"
+        self.t = 0
+        return np.zeros(2, np.float32), {}
+
+    def step(self, action):
+        self.t += 1
+        reward = 10.0 if self.env_name == "task0" else 1.0
+        return np.zeros(2, np.float32), reward, self.t >= 3, False, {}
+
+
+def make_two_task(first: int) -> AMAGOEnv:
+    return AMAGOEnv(TwoTaskEnv(first))  # the name comes from the env, and changes at every reset
+
+
+@pytest.mark.parametrize("mode", ["sync", "sync_per_env", "async"])
+@pytest.mark.parametrize("explore", [False, True])
+def test_a_finished_episode_is_logged_and_filed_under_the_task_it_ran(mode, explore, tmp_path):
+    """An env that picks its next task at reset must not lend the next task's name to the episode that just
+    ended: a stacked pool resets finished rows inside its step, before the names are read."""
+    exploration = partial(EGREEDY.build, {"eps_start": 0.0, "eps_end": 0.0}) if explore else None
+    creators = [
+        EnvCreator(partial(make_two_task, first), save_dir=tmp_path, exploration=exploration)
+        for first in (0, 1)
+    ]
+    kwargs = {"stack": False} if mode == "sync_per_env" else {}
+    with make_pool(mode.split("_")[0], creators, **kwargs) as pool:
+        pool.reset()
+        for _ in range(9):
+            pool.step(np.zeros(2, dtype=np.int64))
+        paths = pool.save_finished_trajs()
+        returns = pool.stats()["return_history"]
+    assert set(returns) == {"task0", "task1"}
+    assert set(returns["task0"]) == {30.0}
+    assert set(returns["task1"]) == {3.0}
+    assert len(paths) == 6
+    for path in paths:
+        rewards = set(load_traj(path).rews[:, 0].tolist())
+        assert rewards == ({10.0} if path.name.startswith("task0") else {1.0}), path.name

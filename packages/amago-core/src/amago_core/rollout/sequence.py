@@ -113,7 +113,9 @@ class SequenceEnv:
             msg = "SequenceEnv.step() before reset(); call reset() first."
             raise RuntimeError(msg)
         timestep, reward, terminated, truncated, info = self.env.step(action)
-        names = self.env.env_names
+        # The names the step ran under: an env that resets finished rows inside its step (StackedEnv) may have
+        # renamed them already (a multi-task env picks its next task at reset).
+        names = getattr(self.env, "step_env_names", None) or self.env.env_names
         done = terminated | truncated
         self._episode_return += reward
         if self.writer.recording:

@@ -72,6 +72,10 @@ class StackedEnv:
         self.step_count = np.zeros(self.batched_envs, dtype=np.int64)
         self.reset_timestep: Timestep | None = None
         """After :meth:`step`: the next policy input, with finished rows already reset."""
+        self.step_env_names: list[str] = []
+        """After :meth:`step`: each row's env name for the step just taken, read before finished rows were reset
+        (a multi-task env may take another name at its reset; the finished episode's return, metrics and file
+        belong to the name it ran under). Empty before the first step."""
 
     @property
     def env_name(self) -> str:
@@ -189,12 +193,11 @@ class StackedEnv:
             )
             raise EnvContractError(msg) from exc
         self.step_count += 1
-        check_finite(reward, "reward", self.env_names, self.step_count, batched=True)
+        names = self.step_env_names = self.env_names  # once per step, before any row resets
+        check_finite(reward, "reward", names, self.step_count, batched=True)
         timestep = Timestep(
             obs=self._with_masks(
-                check_finite_obs(
-                    self._stack_obs(raw, range(n)), self.env_names, self.step_count, batched=True
-                ),
+                check_finite_obs(self._stack_obs(raw, range(n)), names, self.step_count, batched=True),
                 raw,
                 infos,
                 range(n),
@@ -216,10 +219,10 @@ class StackedEnv:
                 reset_raw.append(row_obs)
                 reset_infos.append(row_info)
             next_ts = timestep.reset_version(rows)
-            names = [self.env_names[r] for r in rows]
+            new_names = [self.envs[r].env_name for r in rows]
             fresh = self._with_masks(
                 check_finite_obs(
-                    self._stack_obs(reset_raw, rows), names, np.zeros(len(rows), np.int64), batched=True
+                    self._stack_obs(reset_raw, rows), new_names, np.zeros(len(rows), np.int64), batched=True
                 ),
                 reset_raw,
                 reset_infos,
