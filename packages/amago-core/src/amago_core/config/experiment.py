@@ -154,6 +154,11 @@ class RolloutSection(StrictModel):
     """Sample from the policy during evaluation (False: its mode)."""
     force_reset_train_envs_every: int | None = Field(None, gt=0)
     """Reset train envs and memory every N epochs (for auto-resetting vectorised envs). None: never."""
+    policy_threads: int | None = Field(1, gt=0)
+    """CPU threads torch uses while the policy acts (collection and evaluation); updates keep
+    `run.torch_threads`. A policy step for one batch of envs is too small to split: on a 2-core CPU it ran
+    10-50 % slower with 2 threads than with 1 (bench/update.py --threads 1 2), while updates ran ~2x faster with
+    2. None: the same as `run.torch_threads`."""
 
 
 class ReplaySection(StrictModel):

@@ -56,7 +56,7 @@ from amago_core.experiment.learner import Learner
 from amago_core.experiment.logger import RunLogger
 from amago_core.experiment.metrics import AVERAGE_RETURN_KEY, WALL_TIME_KEY, train_return_metrics
 from amago_core.experiment.pools import EnvMakers, RolePool
-from amago_core.experiment.processes import ProcessRole, average_over_processes, gather
+from amago_core.experiment.processes import ProcessRole, average_over_processes, gather, torch_threads_while
 from amago_core.experiment.progress import EpochReport, RunProgress, stderr_is_tty
 from amago_core.experiment.provenance import run_record, summary_lines
 from amago_core.experiment.resume import finish_resume, load_resumed_state
@@ -592,23 +592,24 @@ class Experiment:
             ``(hidden_state, last_timestep, stats)``: the memory and policy input to continue from, and the
             pool's return/metric histories for this interaction.
         """
-        rollout = run_policy(
-            cast(RolloutPolicy, self.policy),
-            envs,
-            timesteps,
-            device=self.DEVICE,
-            caster=self.caster,
-            hidden_state=hidden_state,
-            timestep=timestep,
-            sample=sample,
-            episodes=episodes,
-            save_on_done=save_on_done,
-            render=render,
-            progress=self._bars_here,
-            desc=desc,
-            should_stop=self._stop_now,
-            compile=compile_wanted(self.config.run.compile, self.DEVICE, "rollout"),
-        )
+        with torch_threads_while(self.config.rollout.policy_threads):
+            rollout = run_policy(
+                cast(RolloutPolicy, self.policy),
+                envs,
+                timesteps,
+                device=self.DEVICE,
+                caster=self.caster,
+                hidden_state=hidden_state,
+                timestep=timestep,
+                sample=sample,
+                episodes=episodes,
+                save_on_done=save_on_done,
+                render=render,
+                progress=self._bars_here,
+                desc=desc,
+                should_stop=self._stop_now,
+                compile=compile_wanted(self.config.run.compile, self.DEVICE, "rollout"),
+            )
         return rollout.hidden_state, rollout.timestep, rollout.stats
 
     def collect_new_training_data(self) -> None:

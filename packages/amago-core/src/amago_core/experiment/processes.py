@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
+import torch
 from accelerate import Accelerator
 from accelerate.utils import gather_object
 
@@ -53,6 +56,24 @@ def default_torch_threads(num_processes: int = 1) -> int:
     data loading and each other, and a 7 ms policy step was measured taking 200-800 ms on 2 busy cores.
     """
     return max(1, (os.cpu_count() or 1) // (2 * max(num_processes, 1)))
+
+
+@contextlib.contextmanager
+def torch_threads_while(threads: int | None) -> Iterator[None]:
+    """torch's CPU threads set to ``threads`` inside the block and restored after it (None: left as they are).
+
+    The policy acts with fewer threads than the update trains with (``rollout.policy_threads``): switching the
+    count costs microseconds, once per interaction.
+    """
+    before = torch.get_num_threads()
+    if threads is None or threads == before:
+        yield
+        return
+    torch.set_num_threads(threads)
+    try:
+        yield
+    finally:
+        torch.set_num_threads(before)
 
 
 def gather(accelerator: Accelerator, obj: Any) -> list[Any]:
