@@ -432,6 +432,12 @@ class AMAGOEnv:
         return [self.env_name] * self.batched_envs
 
     @property
+    def step_env_names(self) -> list[str]:
+        """Each row's name for the step just taken: :attr:`env_names`, since this env resets only when asked,
+        after the step is recorded (a pool that resets rows inside its step keeps the names from before)."""
+        return self.env_names
+
+    @property
     def is_discrete(self) -> bool:
         """True for Discrete action spaces (stored as one-hot)."""
         return isinstance(self._act, _DiscreteAdapter)

@@ -115,7 +115,7 @@ class SequenceEnv:
         timestep, reward, terminated, truncated, info = self.env.step(action)
         # The names the step ran under: an env that resets finished rows inside its step (StackedEnv) may have
         # renamed them already (a multi-task env picks its next task at reset).
-        names = getattr(self.env, "step_env_names", None) or self.env.env_names
+        names = self.env.step_env_names
         done = terminated | truncated
         self._episode_return += reward
         if self.writer.recording:
