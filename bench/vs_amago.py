@@ -75,10 +75,16 @@ def import_seconds(python: str, module: str, env: dict[str, str]) -> float:
     return wall
 
 
+def timed_updates(args: argparse.Namespace, actors: int) -> tuple[int, int]:
+    """(warm-up, timed) updates of one side's run: the asked ones at 16 actors; other actor counts measure
+    collection only (one update, untimed in the table)."""
+    return (args.warmup, args.updates) if actors == 16 else (0, 1)
+
+
 def amago_side(
     python: Path, encoder: str, args: argparse.Namespace, out: Path, env: dict[str, str], actors: int = 16
 ) -> dict:
-    warmup, updates = (args.warmup, args.updates) if actors == 16 else (0, 1)  # other counts: collection only
+    warmup, updates = timed_updates(args, actors)
     cmd = [
         str(python), str(BASELINE / "amago_bench.py"), "throughput", "--encoder", encoder, "--threads", "1",
         "--collect_epochs", str(args.collect_calls), "--warmup_updates", str(warmup),
@@ -101,7 +107,7 @@ def amago_side(
 def our_side(
     encoder: str, args: argparse.Namespace, out: Path, env: dict[str, str], actors: int = 16
 ) -> dict:
-    warmup, updates = (args.warmup, args.updates) if actors == 16 else (0, 1)  # other counts: collection only
+    warmup, updates = timed_updates(args, actors)
     cmd = [
         sys.executable, str(ROOT / "bench" / "throughput.py"), "--encoder", encoder,
         "--collect-calls", str(args.collect_calls), "--warmup", str(warmup), "--updates", str(updates),
