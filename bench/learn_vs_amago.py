@@ -15,8 +15,9 @@ library) and ``<task>.md`` / ``<task>.json``, and prints the table: final env st
 the target, val return at equal env steps (the smallest final env-step count of all runs of the task, nearest val
 point), final val return, wall minutes and load averages.
 
-The tasks with no AMAGO side (``tmaze10``, ``tmaze100``, ``popgym-hle``, ``popgym-mse``, ``popgym-aee``) are
-the rows of the README's own learning table: ``amago run`` as typed at the task's ``--steps``, nothing else.
+The tasks with no AMAGO side (``tmaze10``, ``tmaze100``, ``popgym-hle``, ``popgym-mse``, ``popgym-aee``,
+``popgym-aee-cpu``) are the rows of the README's own learning table: ``amago run`` as typed at the task's
+``--steps``, nothing else.
 
 Usage:
     uv run python bench/learn_vs_amago.py tmaze30 --dry-run      # the commands, nothing run
@@ -119,6 +120,10 @@ TASKS = {
         Task("popgym-mse", "POPGym MineSweeperEasy (random -> -0.441)", None, "", "popgym-minesweeper-easy",
              target=-0.241, steps=20_000, amago_side=False),
         Task("popgym-aee", "POPGym AutoencodeEasy (random -> -0.512)", None, "", "popgym-autoencode-easy",
+             target=-0.312, steps=60_000, amago_side=False, minutes=20.0),
+        # The same task with the CPU recipe a user adds with -c (README: the POPGym preset decision).
+        Task("popgym-aee-cpu", "POPGym AutoencodeEasy, -c examples/recipes/popgym-cpu.toml (random -> -0.512)",
+             None, "", "popgym-autoencode-easy", ("-c", str(ROOT / "examples" / "recipes" / "popgym-cpu.toml")),
              target=-0.312, steps=60_000, amago_side=False, minutes=20.0),
     )
 }  # fmt: skip
