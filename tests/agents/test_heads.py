@@ -42,6 +42,31 @@ def test_ensemble_linear_matches_members() -> None:
         torch.testing.assert_close(stacked[c], expected)
 
 
+def test_critic_init_choices_draw_their_documented_bounds() -> None:
+    """``amago``: AMAGO's EinMix bounds over the whole [state, gamma, action] layer; ``linear``: nn.Linear's per
+    part. The largest draw of many sits just under its bound (uniform draws), so a wrong bound fails."""
+    torch.manual_seed(0)
+    state_dim, action_dim, d = 60, 3, 256
+    fan_in = state_dim + 1 + action_dim
+    expected = {
+        "amago": {
+            "inp_state": (3 / fan_in) ** 0.5,
+            "inp_extra": (3 / fan_in) ** 0.5,
+            "hidden": (3 / d) ** 0.5,
+        },
+        "linear": {"inp_state": state_dim**-0.5, "inp_extra": (1 + action_dim) ** -0.5, "hidden": d**-0.5},
+    }
+    for init, bounds in expected.items():
+        config = CriticHeadConfig(d_hidden=d, n_layers=2, init=init)
+        critics = CriticEnsemble(state_dim, action_dim, GAMMAS, 4, config, action_input=True)
+        layers = {"inp_state": critics.inp_state, "inp_extra": critics.inp_extra, "hidden": critics.hidden[0]}
+        for name, bound in bounds.items():
+            largest = layers[name].weight.abs().max().item()
+            assert 0.98 * bound < largest <= bound, (
+                f"{init} {name}: largest |w| {largest:.4f}, bound {bound:.4f}"
+            )
+
+
 def test_continuous_critics_fold_gammas_and_samples() -> None:
     torch.manual_seed(0)
     critics = CriticEnsemble(6, 2, GAMMAS, 4, CriticHeadConfig(d_hidden=8, n_layers=2), action_input=True)

@@ -111,8 +111,9 @@ class ActorHead(nn.Module):
 class EnsembleLinear(nn.Module):
     """``C`` independent linear layers applied in one batched matmul.
 
-    Initialised as AMAGO's einsum ensembles (einops' ``EinMix``): weights ``U(±sqrt(3 / fan_in))``, biases
-    ``U(±sqrt(1 / fan_in))``, i.e. He-uniform weights, sqrt(3) wider than ``nn.Linear``'s default.
+    Initialised by default as AMAGO's einsum ensembles (einops' ``EinMix``): weights ``U(±sqrt(3 / fan_in))``,
+    biases ``U(±sqrt(1 / fan_in))``, i.e. He-uniform weights, sqrt(3) wider than ``nn.Linear``'s default; with
+    ``init="linear"``, ``nn.Linear``'s default per member (weights and biases ``U(±1 / sqrt(d_in))``).
 
     Args:
         num_members: ensemble size C.
@@ -120,15 +121,30 @@ class EnsembleLinear(nn.Module):
         d_out: output size.
         bias: learn a bias per member.
         fan_in: inputs one output sums over (default ``d_in``); a layer that is one part of a wider input
-            layer passes the whole layer's input size, so both parts start as that one layer would.
+            layer passes the whole layer's input size, so both parts start as that one layer would
+            (``init="amago"`` only: ``linear`` draws each part as a layer of its own).
+        init: ``amago`` or ``linear`` (see :class:`~amago_agents.specs.CriticHeadConfig`).
     """
 
     def __init__(
-        self, num_members: int, d_in: int, d_out: int, bias: bool = True, *, fan_in: int | None = None
+        self,
+        num_members: int,
+        d_in: int,
+        d_out: int,
+        bias: bool = True,
+        *,
+        fan_in: int | None = None,
+        init: str = "amago",
     ) -> None:
         super().__init__()
-        fan_in = fan_in or d_in
-        weight_bound, bias_bound = math.sqrt(3.0 / fan_in), math.sqrt(1.0 / fan_in)
+        if init == "linear":
+            weight_bound = bias_bound = 1.0 / math.sqrt(d_in)
+        elif init == "amago":
+            fan_in = fan_in or d_in
+            weight_bound, bias_bound = math.sqrt(3.0 / fan_in), math.sqrt(1.0 / fan_in)
+        else:
+            msg = f"EnsembleLinear: init={init!r} is not one of 'amago', 'linear'."
+            raise ValueError(msg)
         self.weight = nn.Parameter(
             torch.empty(num_members, d_in, d_out).uniform_(-weight_bound, weight_bound)
         )
@@ -210,16 +226,19 @@ class CriticEnsemble(nn.Module):
         # The first layer is one layer over [state, gamma feature, action] split in two (the state's share is
         # computed once per state, not once per action sample and gamma); both parts start as that layer would.
         d_extra = 1 + action_dim if action_input else 0
-        self.inp_state = EnsembleLinear(num_critics, state_dim, d, fan_in=state_dim + d_extra)
+        init = config.init
+        self.inp_state = EnsembleLinear(num_critics, state_dim, d, fan_in=state_dim + d_extra, init=init)
         # The (gamma feature, action) part: no bias (inp_state has one).
         self.inp_extra = (
-            EnsembleLinear(num_critics, d_extra, d, bias=False, fan_in=state_dim + d_extra)
+            EnsembleLinear(num_critics, d_extra, d, bias=False, fan_in=state_dim + d_extra, init=init)
             if action_input
             else None
         )
-        self.hidden = nn.ModuleList(EnsembleLinear(num_critics, d, d) for _ in range(config.n_layers - 1))
+        self.hidden = nn.ModuleList(
+            EnsembleLinear(num_critics, d, d, init=init) for _ in range(config.n_layers - 1)
+        )
         final = out_dim if action_input else self.num_gammas * action_dim * out_dim
-        self.out = EnsembleLinear(num_critics, d, final)
+        self.out = EnsembleLinear(num_critics, d, final, init=init)
         self.act = activation_module(config.activation)
         self.leaky = isinstance(self.act, nn.LeakyReLU)
         self.negative_slope = self.act.negative_slope if isinstance(self.act, nn.LeakyReLU) else 0.0

@@ -228,6 +228,10 @@ class CriticHeadConfig(StrictModel):
     """Activation between layers."""
     dropout: float = 0.0
     """Dropout between layers."""
+    init: Literal["amago", "linear"] = "amago"
+    """How each critic's layers start: ``amago`` as AMAGO's einsum ensembles (weights U(±sqrt(3 / fan_in)) over
+    the whole [state, gamma, action] input, biases U(±sqrt(1 / fan_in))); ``linear`` as ``nn.Linear``'s default
+    per member and per input part (weights and biases U(±1 / sqrt(d_in)), sqrt(3) narrower)."""
 
     @model_validator(mode="after")
     def _check_sizes(self) -> CriticHeadConfig:
