@@ -7,6 +7,10 @@ network and near-greedy discrete policies.
     python examples/03_popgym.py --env autoencode-easy --run-name autoencode
     python examples/03_popgym.py --multidomain
     python examples/03_popgym.py --smoke
+
+That recipe is sized for a GPU and millions of env steps. On a CPU, ``amago run --env popgym-autoencode-easy -c
+examples/recipes/popgym-cpu.toml --steps 60000`` keeps the learning math and changes the memory width, the
+update-to-data ratio and the exploration schedule (measured against the preset in the README).
 """
 
 from __future__ import annotations

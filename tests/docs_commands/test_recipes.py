@@ -58,15 +58,24 @@ def test_the_header_command_resolves(recipe, argv, monkeypatch, fresh_registries
         monkeypatch.delenv(name)
     result = CliRunner().invoke(app, [*argv, "--dry-run"])
     assert result.exit_code == 0, f"{recipe.name}: `amago {' '.join(argv)} --dry-run`:\n{result.output}"
-    # Every section the recipe sets reaches the resolved config with the recipe's values (sizing may rescale the
-    # schedule, so only the fields it keeps are compared).
-    # The config is the JSON object after the sizing line (raw_decode: notes may follow it).
-    config, _ = json.JSONDecoder().raw_decode(result.output[result.output.index("{") :])
-    for section, fields in tomllib.loads(recipe.read_text()).items():
-        for field, value in fields.items():
-            if section == "schedule" and field != "train_batches_per_epoch":
-                continue
-            got = config[section][field]
-            assert got == value, (
-                f"{recipe.name}: {section}.{field} resolved to {got}, the recipe sets {value}"
-            )
+    # Every field the recipe sets reaches the resolved config with the recipe's value (sizing may rescale the
+    # schedule, so of that section only the fields it keeps are compared).
+    resolved, _ = json.JSONDecoder().raw_decode(result.output[result.output.index("{") :])
+    for path, value in _leaves(tomllib.loads(recipe.read_text())):
+        if path[0] == "schedule" and path[-1] != "train_batches_per_epoch":
+            continue
+        got = resolved
+        for key in path:
+            got = got[key]
+        assert got == value, f"{recipe.name}: {'.'.join(path)} resolved to {got}, the recipe sets {value}"
+
+
+def _leaves(table: dict, prefix: tuple[str, ...] = ()) -> list[tuple[tuple[str, ...], object]]:
+    """(dotted path, value) of every non-table value in a TOML table."""
+    leaves: list[tuple[tuple[str, ...], object]] = []
+    for key, value in table.items():
+        if isinstance(value, dict):
+            leaves += _leaves(value, (*prefix, key))
+        else:
+            leaves.append(((*prefix, key), value))
+    return leaves
