@@ -33,3 +33,13 @@ def test_an_error_raised_outside_amago_is_labelled_unexpected_with_the_way_to_se
 def test_debug_shows_the_traceback_instead(tmp_path):
     result = runner.invoke(app, ["plot", str(tmp_path), "--debug"])
     assert isinstance(result.exception, FileNotFoundError)
+
+
+def test_a_library_error_that_names_a_reduced_precision_dtype_points_to_fp32():
+    # What torch says when a kernel has no bf16 version (the Beta policy's Dirichlet sampler did, issue 39).
+    try:
+        raise NotImplementedError("\"dirichlet\" not implemented for 'BFloat16'")
+    except NotImplementedError as exc:
+        (line,) = error_lines(exc)
+    assert "-o optim.mixed_precision=no trains in fp32" in line
+    assert line.endswith("rerun with --debug or AMAGO_DEBUG=1 for the traceback)")

@@ -29,6 +29,7 @@ from amago_core.config.component import ComponentConfig
 from amago_core.data.batch import Batch
 from amago_core.rollout.action_mask import ACTION_MASK_KEY
 from amago_nets.base import TrajEncoder, TstepEncoder, encode_window
+from amago_nets.precision import full_precision, to_full
 
 EncoderBuilder = Callable[..., nn.Module]
 """How an agent receives an encoder: a callable that builds it from the inferred context (a registry's
@@ -270,9 +271,10 @@ class BaseAgent(nn.Module):
             ``(N, L, D)``; MultiBinary → uint8 ``(N, L, A)``; Box → float32 ``(N, L, A)`` in [-1, 1].
         """
         states, hidden_state = self.get_state_embedding(obs, rl2s, time_idxs, hidden_state)
-        # Only the rollout gamma's policy (the last one) is built and sampled: the others never act.
-        policy = self.actor.acting_policy(states, allowed=self.allowed_actions(obs))
-        actions = policy.sample() if sample else policy.mode()
+        with full_precision():  # the head's network in the autocast dtype, sampling in fp32
+            # Only the rollout gamma's policy (the last one) is built and sampled: the others never act.
+            policy = self.actor.acting_policy(states, allowed=self.allowed_actions(obs))
+            actions = policy.sample() if sample else policy.mode()
         actions = actions[..., -1, :]
         if self.discrete or self.multidiscrete:
             return actions.long(), hidden_state
@@ -333,9 +335,13 @@ class BaseAgent(nn.Module):
     ) -> tuple[torch.Tensor, torch.Tensor | None]:
         """Unmasked actor loss ``(B, T, G, 1)`` and critic loss ``(B, T, C, G, 1)`` (None: critics untrained).
 
+        Runs with autocast off (:func:`amago_nets.precision.full_precision`): the math here is fp32, and a network
+        called here computes in the autocast dtype only inside :func:`amago_nets.precision.network_precision`
+        (the actor and critic heads do that themselves).
+
         Args:
             batch: the training batch (torch tensors).
-            states: ``(B, L, D)`` trajectory-encoder outputs (with gradients).
+            states: ``(B, L, D)`` trajectory-encoder outputs in fp32 (with gradients).
             valid: ``(B, T)`` transition mask.
             metrics: dict to add logging metrics to, or None when this step does not log.
         """
@@ -368,16 +374,19 @@ class BaseAgent(nn.Module):
         valid = mask[:, 1:]
         metrics: dict[str, float] | None = {} if log_step else None
         states, _ = self.get_state_embedding(batch.obs, batch.rl2s, batch.time_idxs, None, pad_mask=~mask)
-        actor_loss, critic_loss = self.loss_terms(batch, states, valid, metrics)
+        # Mixed precision's rule (amago_nets.precision): the encoders above and the heads' networks compute in the
+        # autocast dtype; distributions, PopArt, targets, labels and losses compute in fp32.
+        with full_precision():
+            actor_loss, critic_loss = self.loss_terms(batch, to_full(states), valid, metrics)
 
-        actor_mask = self.edit_actor_mask(batch, actor_loss, valid[..., None, None])
-        actor_term = masked_mean(actor_loss, actor_mask)
-        if critic_loss is None:
-            critic_term = torch.zeros((), device=actor_term.device)
-        else:
-            critic_mask = self.edit_critic_mask(batch, critic_loss, valid[..., None, None, None])
-            critic_term = masked_mean(critic_loss, critic_mask)
-        total = actor_term + self.config.critic_loss_weight * critic_term
+            actor_mask = self.edit_actor_mask(batch, actor_loss, valid[..., None, None])
+            actor_term = masked_mean(actor_loss, actor_mask)
+            if critic_loss is None:
+                critic_term = torch.zeros((), device=actor_term.device)
+            else:
+                critic_mask = self.edit_critic_mask(batch, critic_loss, valid[..., None, None, None])
+                critic_term = masked_mean(critic_loss, critic_mask)
+            total = actor_term + self.config.critic_loss_weight * critic_term
         if self.config.check_finite:
             self._check_finite(actor_term, critic_term)
 

@@ -15,6 +15,7 @@ from torch import nn
 from amago_agents.distributions import OneHotDist, Policy, PolicyDistribution
 from amago_agents.specs import ActorHeadConfig, CriticHeadConfig
 from amago_nets.layers import MLP, activation_module, normalization, symlog
+from amago_nets.precision import network_precision, to_full
 from amago_nets.real_steps import RealSteps
 
 
@@ -83,10 +84,14 @@ class ActorHead(nn.Module):
 
         With ``real`` (``state`` is ``(B, T, D)``), the network runs on the real timesteps only; padded ones
         get all-zero distribution parameters (a valid distribution that every loss masks out). ``allowed``
-        (``(..., 1, A)`` bool, an env's action mask) keeps a discrete policy on the allowed actions.
+        (``(..., 1, A)`` bool, an env's action mask) keeps a discrete policy on the allowed actions. Under
+        autocast the network computes in its dtype and the policy's parameters are fp32 (:mod:`amago_nets.precision`).
         """
-        params = self.net(state) if real is None or not real.padded else real.put(self.net(real.take(state)))
-        params = params.reshape(*state.shape[:-1], self.num_gammas, self.dist.input_dimension)
+        with network_precision():
+            params = (
+                self.net(state) if real is None or not real.padded else real.put(self.net(real.take(state)))
+            )
+        params = to_full(params).reshape(*state.shape[:-1], self.num_gammas, self.dist.input_dimension)
         return self._policy(params, allowed)
 
     def acting_policy(self, state: torch.Tensor, allowed: torch.Tensor | None = None) -> Policy:
@@ -96,7 +101,9 @@ class ActorHead(nn.Module):
         is small); only that policy is built and sampled, which is most of a rollout step's head cost with seven
         gammas.
         """
-        params = self.net(state).reshape(*state.shape[:-1], self.num_gammas, self.dist.input_dimension)
+        with network_precision():
+            params = self.net(state)
+        params = to_full(params).reshape(*state.shape[:-1], self.num_gammas, self.dist.input_dimension)
         return self._policy(params[..., -1:, :], allowed)
 
     def _policy(self, params: torch.Tensor, allowed: torch.Tensor | None) -> Policy:
@@ -264,11 +271,15 @@ class CriticEnsemble(nn.Module):
         With ``real``, only the real timesteps are evaluated; padded ones are zeros (every loss masks them).
 
         Returns:
-            ``(K, B, T, C, G, out_dim)``.
+            ``(K, B, T, C, G, out_dim)`` in fp32: under autocast the network computes in its dtype and the math
+            on its outputs does not (:mod:`amago_nets.precision`).
         """
-        if real is not None and real.padded:
-            return real.put(self._evaluate(real.take(state), real.take(actions, dim=1)), dim=1)
-        return self._evaluate(state, actions)
+        with network_precision():
+            if real is not None and real.padded:
+                values = real.put(self._evaluate(real.take(state), real.take(actions, dim=1)), dim=1)
+            else:
+                values = self._evaluate(state, actions)
+        return to_full(values)
 
     def _evaluate(self, state: torch.Tensor, actions: torch.Tensor) -> torch.Tensor:
         batch, steps, _ = state.shape

@@ -49,8 +49,20 @@ def error_lines(exc: BaseException) -> list[str]:
     if _raised_by_amago(exc):
         return [first]
     return [
-        f"{type(exc).__name__}: {first} (unexpected; rerun with --debug or {DEBUG_ENV}=1 for the traceback)"
+        f"{type(exc).__name__}: {first} (unexpected{_precision_hint(first)}; rerun with --debug or {DEBUG_ENV}=1 "
+        "for the traceback)"
     ]
+
+
+REDUCED_PRECISION_DTYPES = ("BFloat16", "bfloat16", "Half", "float16")
+"""How torch's messages name the reduced-precision dtypes (a kernel missing for one says ``for 'BFloat16'``)."""
+
+
+def _precision_hint(message: str) -> str:
+    """A clause pointing to fp32 when a library's error names a reduced-precision dtype (else nothing)."""
+    if any(name in message for name in REDUCED_PRECISION_DTYPES):
+        return "; it names a reduced-precision dtype: -o optim.mixed_precision=no trains in fp32"
+    return ""
 
 
 def fail_on_config_error(exc: Exception) -> NoReturn:
