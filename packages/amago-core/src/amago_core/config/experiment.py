@@ -208,12 +208,14 @@ class OptimSection(StrictModel):
     l2_coeff: float = Field(1e-3, ge=0)
     """AdamW weight decay."""
     mixed_precision: Literal["auto", "no", "fp16", "bf16"] = "auto"
-    """Autocast of the forward passes; parameters and the update stay fp32. `auto`: `bf16` where the training
-    device computes it natively (a CUDA GPU with bf16; a CPU with avx512_bf16 or AMX, detected at start), `no`
-    (fp32) elsewhere; the run records the precision it resolved to, and a resume keeps the recorded one. `bf16`
-    and `fp16` are used as asked (on a CPU only the training forward is cast, rollouts stay fp32; a CPU without
-    native support emulates them, tens of times slower, and start says so); `fp16` uses a gradient scaler
-    (GPU)."""
+    """Autocast of the networks' forward passes; parameters, the optimiser step and the math on the networks'
+    outputs (distributions, PopArt, targets, losses) stay fp32. `auto`: fp32 where the training device has no
+    native bf16; where it has (a CUDA GPU with bf16; a CPU with avx512_bf16 or AMX) the start times an update and a
+    policy step of the run's model in both precisions and each phase takes bf16 only where it measured faster (the
+    start line shows the decision and the times; `AMAGO_AUTO_PRECISION=no|bf16` pins it without measuring). The
+    record keeps `auto`, so a resume on another machine resolves it again (and says so when the answer changes).
+    `bf16` and `fp16` are used as asked for the update (rollouts in them on a GPU, in fp32 on a CPU; a CPU without
+    native support emulates them, tens of times slower, and start says so); `fp16` uses a gradient scaler."""
     optimizer: Literal["adamw", "adamw_rel"] = "adamw"
     """`adamw`: torch's AdamW. `adamw_rel`: AdamW on relative time (AMAGO's `AdamWRel`, Ellis et al. 2024): every
     `reset_interval` optimiser steps Adam's step count returns to 0 (the moments are kept), so each stretch of

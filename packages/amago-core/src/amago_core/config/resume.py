@@ -50,8 +50,8 @@ RESUMABLE_SETTINGS: tuple[str, ...] = (
 """Settings that may differ from the run's record on ``--resume`` (``section.*``: the whole section). Anything
 else (the env, the components and their options, ``run.max_seq_len``, ``run.seed``, ``optim.mixed_precision``,
 ``replay.relabeler``) is what the saved state was trained with. ``optim.mixed_precision=auto`` is the one value
-such a setting may be given on resume: the run keeps the precision its record holds (see
-:data:`KEEPS_RECORDED`)."""
+such a setting may be given on resume: a record that holds a precision keeps it (see :data:`KEEPS_RECORDED`), a
+record that holds ``auto`` resolves it again."""
 
 KEEPS_RECORDED: dict[str, Any] = {"optim.mixed_precision": "auto"}
 """Values that resolve at start to what the resumed run's record holds: asking for them on resume changes

@@ -34,7 +34,7 @@ from typing import TYPE_CHECKING, Any, cast
 
 import torch
 from accelerate import Accelerator
-from accelerate.utils import set_seed
+from accelerate.utils import broadcast_object_list, set_seed
 from torch.utils.data import DataLoader
 from tqdm.auto import tqdm
 
@@ -44,6 +44,7 @@ from amago_core.config.resolve import RunPlan
 from amago_core.config.task_split import write_task_split
 from amago_core.data.batch import Batch
 from amago_core.data.dataset import RLDataset
+from amago_core.experiment import precision_probe
 from amago_core.experiment.acting import run_policy
 from amago_core.experiment.agent_api import RolloutPolicy
 from amago_core.experiment.checkpoints import Progress, TrainingState
@@ -86,9 +87,9 @@ from amago_core.experiment.setup import (
     default_dataset,
     folders_start_may_create,
     open_accelerator,
+    recorded_precision_choice,
     remove_empty_dirs,
     with_agreed_seed,
-    with_precision,
 )
 from amago_core.experiment.shared_run import agree_on_config, check_shared_folders
 from amago_core.experiment.signals import TIME_LIMIT, stop_on_signals
@@ -199,7 +200,8 @@ class Experiment:
         self.policy_spaces: PolicySpaces | None = None
         """The spaces ``init_envs`` read (recorded as ``spaces.json``); None when an override set them itself."""
         self.precision: PrecisionChoice | None = None
-        """The precision ``optim.mixed_precision`` resolved to at start, and why (recorded in the provenance)."""
+        """The precision ``optim.mixed_precision`` resolved to at start for the update and the rollouts, and why
+        (recorded in the provenance; the config keeps what was asked for)."""
         self._run_lock: RunLock | None = None
         self._started = False
         self._write_failed = False
@@ -353,20 +355,23 @@ class Experiment:
         return self.env_runner.collector if self.env_runner is not None else None
 
     def caster(self) -> AbstractContextManager[Any]:
-        """Autocast context of rollouts under mixed precision: on a GPU only (no-op otherwise).
+        """Autocast context of rollouts: the precision the start chose for acting (no-op in fp32).
 
-        On a CPU a rollout steps one small batch at a time, and casting it costs more than bf16 matmuls save
-        (GRU collection measured 16.3k -> 10.4k env steps/s); the training forward autocasts everywhere
-        (:meth:`training_caster`).
+        Explicit bf16/fp16 acts in it on a GPU and in fp32 on a CPU, where a rollout steps one small batch at a
+        time and the casts cost more than the reduced-precision matmuls save; ``auto`` acts in bf16 only where the
+        start measured a bf16 policy step faster (``experiment.hardware``).
         """
-        if self.DEVICE.type == "cpu":
-            return nullcontext()
-        return self.training_caster()
+        return self._autocast(self.precision.rollout if self.precision is not None else "no")
 
     def training_caster(self) -> AbstractContextManager[Any]:
-        """Autocast context of the training forward under mixed precision, on any device (no-op otherwise)."""
-        precision = self.config.optim.mixed_precision
-        if precision not in ("bf16", "fp16"):  # fp32, or `auto` before start() resolved it
+        """Autocast context of the training forward: the precision the start chose for the update (no-op in fp32,
+        and before ``start()`` resolved ``auto``)."""
+        if self.precision is not None:
+            return self._autocast(self.precision.used)
+        return self._autocast(self.config.optim.mixed_precision)
+
+    def _autocast(self, precision: str) -> AbstractContextManager[Any]:
+        if precision not in ("bf16", "fp16"):
             return nullcontext()
         dtype = torch.bfloat16 if precision == "bf16" else torch.float16
         return torch.autocast(device_type=self.DEVICE.type, dtype=dtype)
@@ -395,11 +400,11 @@ class Experiment:
             raise
 
     def _start(self, resume: bool) -> None:
-        # `auto` becomes the precision used here, before the accelerator takes it: the config (and so the record,
-        # the autocast and the summary) holds the resolved value.
+        # The config (and so the record) keeps what was asked for; the choice, which `auto` on native bf16 settles
+        # once the model exists, goes to the casters, the provenance and the summary.
         self.precision = choose_run_precision(self.config, self.paths, resume=resume)
-        self.config = with_precision(self.config, self.precision)
-        self.accelerator = accelerator = open_accelerator(self.config)
+        before = recorded_precision_choice(self.paths) if resume else None
+        self.accelerator = accelerator = open_accelerator(self.config, self.precision.used)
         warning = self.precision.warning()
         # Only the training forward is cast on a CPU: a process that does not train pays nothing for it.
         trains = not (self.evaluation_only or self.role.only_collects)
@@ -430,6 +435,11 @@ class Experiment:
             self.init_dsets()
         env_summary = self.init_envs()
         self.init_model()
+        if self.precision.pending:
+            self.precision = self._timed_precision(self.precision)
+        note = self.precision.resume_note(before)
+        if note is not None and accelerator.is_local_main_process:
+            sys.stderr.write(f"amago: note: {note}\n")
         if resumed is not None:
             # Before the run folder is written (config.resolved.json, metrics): a state that does not fit this
             # model fails here and leaves the run as it was.
@@ -441,6 +451,31 @@ class Experiment:
         self._started = True
         if self.config.logging.verbose and accelerator.is_main_process:
             self.summary(env_summary)
+
+    def _timed_precision(self, choice: PrecisionChoice) -> PrecisionChoice:
+        """``auto`` on native bf16: each phase in the precision an update and a policy step of this model measured
+        faster in (the main process measures; every process takes its decision)."""
+        if self.obs_space is None or self.rl2_space is None or self.action_space is None:
+            msg = "the precision is timed on the run's model: call init_envs() and init_model() first."
+            raise RuntimeError(msg)
+        decided: list[PrecisionChoice | None] = [None]
+        if self._accelerator.is_main_process:
+            times = precision_probe.measure_phases(
+                self.policy,
+                obs_space=self.obs_space,
+                rl2_space=self.rl2_space,
+                action_space=self.action_space,
+                batch_size=self.config.optim.batch_size,
+                seq_len=self.config.run.max_seq_len,
+                acting_rows=self.config.rollout.parallel_actors,
+                device=self.DEVICE,
+                policy_threads=self.config.rollout.policy_threads,
+                time_update=not (self.evaluation_only or self.role.only_collects),
+            )
+            decided = [choice.decided(times)]
+        if self._accelerator.num_processes > 1:
+            broadcast_object_list(decided)
+        return cast(PrecisionChoice, decided[0])
 
     def _agree_on_run(self) -> None:
         """Several processes: one config (the main process's run name) and run folders they all share."""

@@ -1,9 +1,11 @@
 """What the machine offers a run's arithmetic: the CPU's flags, native bf16, and what reduced precision costs.
 
-``optim.mixed_precision=auto`` resolves here at start: bf16 autocast where the training device computes bf16
-natively (a CUDA GPU that supports it; a CPU with avx512_bf16 or AMX), fp32 elsewhere. A CPU without native bf16
-or fp16 emulates them, which a tiny timed matmul measures (tens of times slower than fp32 on an AVX2-only CPU), so
-asking for them there gets one warning line with the measured factor.
+``optim.mixed_precision=auto`` resolves here at start, per phase (the update, the rollouts): fp32 where the training
+device does not compute bf16 natively; where it does (a CUDA GPU that supports it; a CPU with avx512_bf16 or AMX),
+the start times an update and a policy step in both precisions (``experiment.precision_probe``) and each phase
+takes bf16 only where it measured faster. A CPU without native bf16 or fp16 emulates them, which a tiny timed
+matmul measures (tens of times slower than fp32 on an AVX2-only CPU), so asking for them there gets one warning
+line with the measured factor.
 
 Torch-free at import (the CLI and listings may import this module); torch is imported by the functions that
 time or ask CUDA.
@@ -12,15 +14,21 @@ time or ask CUDA.
 from __future__ import annotations
 
 import functools
+import os
 import time
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, cast
 
 Precision = Literal["no", "fp16", "bf16"]
 """What the accelerator gets: fp32 (``no``) or a reduced-precision autocast."""
 
 PRECISIONS: tuple[Precision, ...] = ("no", "fp16", "bf16")
+
+AUTO_VARIABLE = "AMAGO_AUTO_PRECISION"
+"""Environment variable that pins what ``auto`` resolves to (``no``, ``fp16`` or ``bf16``) without measuring: one
+precision for a cluster's runs whatever node they land on, or for a test suite whatever machine it runs on."""
 
 RECORDED_CPU_FLAGS = ("avx2", "avx512f", "avx512_bf16", "avx512_fp16", "amx_tile", "amx_bf16", "amx_fp16")
 """The CPU flags a run's provenance records: the ones that decide how fast its matmuls are in each precision."""
@@ -134,17 +142,57 @@ def _best_time(a: Any, b: Any, repeats: int = 3) -> float:
 
 
 @dataclass(frozen=True)
+class PhaseTimes:
+    """What a policy step and an update took at start in fp32 and in bf16 (seconds, medians; the update's None
+    in a process that does not train: evaluation, collection)."""
+
+    step_fp32: float
+    step_bf16: float
+    update_fp32: float | None = None
+    update_bf16: float | None = None
+
+    @property
+    def update_faster_in_bf16(self) -> bool:
+        """Whether a bf16 update measured faster than an fp32 one (False: not timed)."""
+        return (
+            self.update_fp32 is not None
+            and self.update_bf16 is not None
+            and self.update_bf16 < self.update_fp32
+        )
+
+    def record(self) -> dict[str, dict[str, float]]:
+        """Milliseconds, as the provenance keeps them."""
+        entry = {"policy_step_ms": {"no": _ms(self.step_fp32), "bf16": _ms(self.step_bf16)}}
+        if self.update_fp32 is not None and self.update_bf16 is not None:
+            entry["update_ms"] = {"no": _ms(self.update_fp32), "bf16": _ms(self.update_bf16)}
+        return entry
+
+
+def _ms(seconds: float) -> float:
+    return round(seconds * 1000, 3)
+
+
+def _shown(precision: str) -> str:
+    return "fp32" if precision == "no" else precision
+
+
+@dataclass(frozen=True)
 class PrecisionChoice:
-    """The precision a run trains in, and why.
+    """The precision a run trains and acts in, and why.
 
     Attributes:
-        requested: ``optim.mixed_precision`` as configured (``auto``, ``no``, ``fp16`` or ``bf16``).
-        used: what the accelerator and the autocast get.
+        requested: ``optim.mixed_precision`` as configured (``auto``, ``no``, ``fp16`` or ``bf16``); what the run
+            records.
+        used: what the update's forward autocasts to (``no``: fp32).
         device: the device type the run trains on (``cuda`` or ``cpu``).
         native: whether ``device`` computes ``used`` natively (fp32 always).
         reason: how ``used`` was chosen, in a few words (the summary and the provenance show it).
+        rollout: what the policy's forward autocasts to when it acts.
         slowdown: on a CPU without native ``used``: the measured matmul slowdown against fp32; else None.
-        resumed: whether the run resumes a recorded run (whose precision a resume keeps).
+        resumed: whether the run resumes a recorded run whose record holds a precision, which it keeps.
+        pending: ``auto`` on a device with native bf16, before the start measured the phases
+            (:meth:`decided` settles it).
+        times: what the start measured (None: nothing was).
     """
 
     requested: str
@@ -152,21 +200,54 @@ class PrecisionChoice:
     device: str
     native: bool
     reason: str
+    rollout: Precision = "no"
     slowdown: float | None = None
     resumed: bool = False
+    pending: bool = False
+    times: PhaseTimes | None = None
+
+    def decided(self, times: PhaseTimes) -> PrecisionChoice:
+        """The choice once the start measured both phases: each takes bf16 only where it was faster."""
+        update: Precision = "bf16" if times.update_faster_in_bf16 else "no"
+        rollout: Precision = "bf16" if times.step_bf16 < times.step_fp32 else "no"
+        return replace(
+            self,
+            used=update,
+            rollout=rollout,
+            native=True,
+            pending=False,
+            times=times,
+            reason=f"{self.reason}, timed",
+        )
 
     def record(self) -> dict[str, Any]:
         """The run's provenance entry (JSON-safe)."""
         entry: dict[str, Any] = {
             "requested": self.requested,
             "used": self.used,
+            "rollout": self.rollout,
             "device": self.device,
             "native": self.native,
             "reason": self.reason,
         }
         if self.slowdown is not None:
             entry["measured_slowdown_vs_fp32"] = round(self.slowdown, 1)
+        if self.times is not None:
+            entry |= self.times.record()
         return entry
+
+    def describe(self) -> str:
+        """The decision in one phrase (the start's summary line): each phase's precision, why, and the times."""
+        text = f"update {_shown(self.used)}, rollouts {_shown(self.rollout)} ({self.reason}"
+        times = self.times
+        if times is not None:
+            text += ": "
+            if times.update_fp32 is not None and times.update_bf16 is not None:
+                text += f"update {times.update_bf16 * 1000:.1f} ms bf16 vs {times.update_fp32 * 1000:.1f} ms fp32, "
+            text += (
+                f"policy step {times.step_bf16 * 1000:.2f} ms bf16 vs {times.step_fp32 * 1000:.2f} ms fp32"
+            )
+        return text + ")"
 
     def warning(self) -> str | None:
         """One line when the run trains in a precision its CPU emulates (None otherwise)."""
@@ -184,31 +265,64 @@ class PrecisionChoice:
             )
         return f"{cost}; set optim.mixed_precision=auto (or no) to train in fp32."
 
+    def resume_note(self, before: Mapping[str, Any] | None) -> str | None:
+        """One line when ``auto`` resolved otherwise on this resume than on the run's previous start (None: the
+        same, or nothing recorded). ``before``: the previous start's provenance entry (:meth:`record`)."""
+        if self.requested != "auto" or not before or self.pending:
+            return None
+        was = (before.get("used"), before.get("rollout", "no"))
+        if was == (self.used, self.rollout):
+            return None
+        return (
+            f"optim.mixed_precision=auto resolved again on this machine: update {_shown(self.used)}, rollouts "
+            f"{_shown(self.rollout)} (the run trained with update {_shown(str(was[0]))}, rollouts "
+            f"{_shown(str(was[1]))} before; {self.reason})."
+        )
+
+
+def explicit_rollout(precision: Precision, device_type: str) -> Precision:
+    """The rollouts of a run that asked for ``precision``: autocast on a GPU; fp32 on a CPU, where a rollout steps
+    one small batch at a time and the casts cost more than reduced-precision matmuls save (GRU collection measured
+    16.3k -> 10.4k env steps/s in emulated bf16)."""
+    return precision if device_type == "cuda" else "no"
+
 
 def choose_precision(requested: str, device_type: str, *, saved: Precision | None = None) -> PrecisionChoice:
     """Resolves ``optim.mixed_precision`` for a run that trains on ``device_type``.
 
     Args:
-        requested: the configured value: ``auto`` (bf16 where ``device_type`` computes it natively, else fp32),
+        requested: the configured value: ``auto`` (fp32 where ``device_type`` has no native bf16; else pending:
+            the start measures both phases, see :meth:`PrecisionChoice.decided`; :data:`AUTO_VARIABLE` pins it),
             or ``no``, ``fp16``, ``bf16`` (used as asked).
         device_type: ``cuda`` or ``cpu``.
-        saved: the precision a resumed run was recorded with: ``auto`` keeps it, so that a state trained in one
-            precision is never silently continued in another (a run resolved to bf16 on one machine and resumed
-            on one without native bf16 stays bf16, with the warning line).
+        saved: the precision a resumed run's record holds, from before records kept ``auto``: ``auto`` keeps it,
+            so that such a state is never silently continued in another precision.
 
     Returns:
         The choice; its ``slowdown`` is measured (once per process) only when a CPU would emulate ``used``.
+
+    Raises:
+        ValueError: ``requested`` or the pinned value is not a precision.
     """
+    pending = False
     if requested == "auto":
+        pinned = os.environ.get(AUTO_VARIABLE, "").strip()
         if saved is not None:
             used: Precision = saved
-            reason = "auto: kept from the resumed run"
+            reason = "auto: kept from the resumed run's record"
+        elif pinned:
+            if pinned not in PRECISIONS:
+                msg = (
+                    f"{AUTO_VARIABLE}={pinned!r} is not a precision; set it to no, fp16 or bf16, or unset it."
+                )
+                raise ValueError(msg)
+            used, reason = cast(Precision, pinned), f"auto: pinned by {AUTO_VARIABLE}"
         elif native_bf16(device_type):
-            used, reason = "bf16", f"auto: native bf16 on {device_type}"
+            used, reason, pending = "bf16", f"auto: native bf16 on {device_type}", True
         else:
             used, reason = "no", f"auto: no native bf16 on {device_type}"
     elif requested in PRECISIONS:
-        used, reason = requested, "asked for"
+        used, reason = cast(Precision, requested), "asked for"
     else:
         msg = f"optim.mixed_precision={requested!r} is not a precision; set it to auto, no, fp16 or bf16."
         raise ValueError(msg)
@@ -225,6 +339,8 @@ def choose_precision(requested: str, device_type: str, *, saved: Precision | Non
         device=device_type,
         native=native,
         reason=reason,
+        rollout=explicit_rollout(used, device_type),
         slowdown=slowdown,
         resumed=saved is not None,
+        pending=pending,
     )

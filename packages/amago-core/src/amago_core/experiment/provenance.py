@@ -24,10 +24,10 @@ def run_record(
     registered in-process records the class's path beside the name (``registered_in_process``): the file loads
     back in a process that registered the same class, and elsewhere says which module to import.
 
-    ``optim.mixed_precision`` holds the precision the run used (``no``, ``fp16`` or ``bf16``, never ``auto``), so
-    the file reruns in that precision anywhere and reads with code that predates ``auto``; ``_provenance``'s
-    ``precision`` says what was asked for and why it resolved so (``precision``: the start's choice, None for a
-    config not started), and ``cpu_flags`` which of the flags that decide its speed the CPU has.
+    ``optim.mixed_precision`` holds what was asked for (``auto`` included: a rerun or resume on another machine
+    resolves it there); ``_provenance``'s ``precision`` says what it resolved to for the update and the rollouts,
+    why, and what the start measured (``precision``: the start's choice, None for a config not started), and
+    ``cpu_flags`` which of the flags that decide its speed the CPU has.
     """
     record = config.model_dump(mode="json")
     for slot, resolved in components.slots().items():
@@ -62,7 +62,7 @@ def summary_lines(
 ) -> list[str]:
     """The lines a run prints when it starts (verbose runs, main process); ``precision``: the start's choice."""
     sched, optim = config.schedule, config.optim
-    chosen = optim.mixed_precision if precision is None else f"{precision.used} ({precision.reason})"
+    chosen = optim.mixed_precision if precision is None else precision.describe()
     grouping = (
         f", length-grouped in pools of {optim.length_group_batches}" if optim.length_group_batches > 1 else ""
     )

@@ -11,7 +11,7 @@ import contextlib
 import json
 import os
 from pathlib import Path
-from typing import cast
+from typing import Any, cast
 
 import numpy as np
 import torch
@@ -19,6 +19,7 @@ from accelerate import Accelerator
 from accelerate.utils import DistributedDataParallelKwargs, broadcast_object_list
 
 from amago_core.config.experiment import ExperimentConfig
+from amago_core.config.sources import PROVENANCE_KEY
 from amago_core.data.dataset import RLDataset
 from amago_core.data.disk_buffer import DiskTrajDataset
 from amago_core.experiment.components import RunComponents
@@ -41,8 +42,10 @@ def training_device_type() -> str:
 def choose_run_precision(config: ExperimentConfig, paths: RunPaths, *, resume: bool) -> PrecisionChoice:
     """Resolves ``optim.mixed_precision`` (``auto`` included) for this process's training device.
 
-    A resume passes the precision the run folder's record holds, which ``auto`` keeps: a state trained in bf16
-    on one machine continues in bf16 on another, with the warning line where that machine emulates bf16.
+    The record keeps what was asked for: a resumed ``auto`` run resolves again on this machine (the start says so
+    when the answer differs from the run's last start). A record from before records kept ``auto`` holds the
+    precision its run resolved to, which ``auto`` keeps: a state trained in bf16 then continues in bf16, with the
+    warning line where this machine emulates bf16.
     """
     return choose_precision(
         config.optim.mixed_precision,
@@ -51,41 +54,53 @@ def choose_run_precision(config: ExperimentConfig, paths: RunPaths, *, resume: b
     )
 
 
-def recorded_precision(paths: RunPaths) -> Precision | None:
-    """The precision a run folder's ``config.resolved.json`` records (None: no record, or none readable)."""
+def _record(paths: RunPaths) -> dict[str, Any]:
+    """A run folder's ``config.resolved.json`` (empty: none, or none readable)."""
     try:
         record = json.loads(paths.config.read_text(encoding="utf-8"))
     except (OSError, ValueError, RecursionError):
-        return None
-    optim = record.get("optim") if isinstance(record, dict) else None
+        return {}
+    return record if isinstance(record, dict) else {}
+
+
+def recorded_precision(paths: RunPaths) -> Precision | None:
+    """The precision a run folder's record holds when it holds one (None: ``auto``, no record, none readable)."""
+    optim = _record(paths).get("optim")
     value = optim.get("mixed_precision") if isinstance(optim, dict) else None
-    # A record holds what its run resolved to; anything else (a hand-edited `auto`) leaves the choice to auto.
     return cast(Precision, value) if value in PRECISIONS else None
 
 
-def with_precision(config: ExperimentConfig, choice: PrecisionChoice) -> ExperimentConfig:
-    """``config`` with ``optim.mixed_precision`` set to the precision chosen (what the run records)."""
-    if config.optim.mixed_precision == choice.used:
-        return config
-    optim = config.optim.model_copy(update={"mixed_precision": choice.used})
-    return config.model_copy(update={"optim": optim})
+def recorded_precision_choice(paths: RunPaths) -> dict[str, Any] | None:
+    """What the run's last start resolved its precision to (the record's ``_provenance.precision``), or None."""
+    provenance = _record(paths).get(PROVENANCE_KEY)
+    entry = provenance.get("precision") if isinstance(provenance, dict) else None
+    return entry if isinstance(entry, dict) else None
 
 
-def open_accelerator(config: ExperimentConfig) -> Accelerator:
-    """This process's accelerator: gradient accumulation, mixed precision, DDP over CUDA or gloo.
+def accelerate_precision(precision: Precision) -> Precision:
+    """What accelerate is given: ``fp16`` (its gradient scaler needs to know); bf16 and fp32 are ``no``, because
+    the experiment's own autocasts decide per phase what runs in bf16 (``Experiment.training_caster``/``caster``)
+    and an accelerate-wrapped forward would autocast the update whatever the start measured."""
+    return "fp16" if precision == "fp16" else "no"
 
-    ``optim.mixed_precision=auto`` is resolved here when the caller has not (``Experiment`` resolves it first).
+
+def open_accelerator(config: ExperimentConfig, precision: Precision | None = None) -> Accelerator:
+    """This process's accelerator: gradient accumulation, the fp16 gradient scaler, DDP over CUDA or gloo.
+
+    Args:
+        config: the run's config.
+        precision: what the update computes in (``PrecisionChoice.used``); None resolves ``optim.mixed_precision``
+            here (``Experiment`` resolves it first).
     """
     optim = config.optim
-    precision = optim.mixed_precision
-    if precision == "auto":
-        precision = choose_precision(precision, training_device_type()).used
+    if precision is None:
+        precision = choose_precision(optim.mixed_precision, training_device_type()).used
     return Accelerator(
         # Without CUDA, `cpu=True` is what lets accelerate see a multi-process launch as MULTI_CPU (gloo)
         # instead of silently running each process alone.
         cpu=not torch.cuda.is_available(),
         gradient_accumulation_steps=optim.batches_per_update,
-        mixed_precision=precision,
+        mixed_precision=accelerate_precision(precision),
         kwargs_handlers=[DistributedDataParallelKwargs(find_unused_parameters=True)],
     )
 
