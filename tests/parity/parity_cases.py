@@ -8,6 +8,13 @@ AMAGO's online weights and AMAGO's outputs: numbers AMAGO produced, so the tests
 
 Randomness is made deterministic on both sides in the same way (``bench/parity_noise.py``): policy noise is a
 function of the policy mean, REDQ subsets a fixed pattern.
+
+``compare(..., precision="bf16")`` runs amago's forward under the bf16 autocast its experiment loop uses for the
+update (``torch.autocast(device_type="cpu", dtype=torch.bfloat16)`` around the loss, the backward outside it),
+with the update's discrete decisions (mode picks, the binary advantage filter) replayed from an fp32 run of the
+same weights (:class:`DecisionTape`); inside :func:`recording`, every elementwise comparison also keeps both
+arrays, so ``bench/parity_vs_amago.py --precision bf16`` can set amago's bf16 numbers against AMAGO's bf16 and
+AMAGO's fp32 ones.
 """
 
 from __future__ import annotations
@@ -16,6 +23,7 @@ import contextlib
 import math
 import sys
 from collections.abc import Iterator
+from contextvars import ContextVar
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -288,9 +296,56 @@ class Row:
     """A difference amago keeps on purpose (the note says why; docs/migration-from-amago.md lists it)."""
 
 
+@dataclass(frozen=True)
+class Pair:
+    """Both sides of one elementwise comparison, as float64 (kept by :func:`recording`)."""
+
+    case: str
+    quantity: str
+    ours: np.ndarray
+    theirs: np.ndarray
+
+
+_recorded: ContextVar[list[Pair] | None] = ContextVar("parity_recorded_pairs", default=None)
+
+
+@contextlib.contextmanager
+def recording() -> Iterator[list[Pair]]:
+    """Collects every pair of arrays :func:`compare` checks (each gradient too, not only the rows it returns)."""
+    pairs: list[Pair] = []
+    token = _recorded.set(pairs)
+    try:
+        yield pairs
+    finally:
+        _recorded.reset(token)
+
+
+def forward_precision(precision: str) -> contextlib.AbstractContextManager[Any]:
+    """The autocast amago's experiment loop puts around the update's forward (``"bf16"``); nothing in fp32."""
+    if precision == "bf16":
+        return torch.autocast(device_type="cpu", dtype=torch.bfloat16)
+    if precision != "no":
+        msg = f"parity harness: precision {precision!r} is not compared; use 'no' or 'bf16'."
+        raise ValueError(msg)
+    return contextlib.nullcontext()
+
+
+def _numpy(tensor: torch.Tensor) -> np.ndarray:
+    """A tensor as numpy: bf16/fp16 (which numpy lacks) widened to fp32, every other dtype as it is."""
+    tensor = tensor.detach()
+    if tensor.dtype in (torch.bfloat16, torch.float16):
+        tensor = tensor.float()
+    return tensor.numpy()
+
+
 def _row(case: str, quantity: str, ours: Any, theirs: Any) -> Row:
+    if isinstance(ours, torch.Tensor):
+        ours = _numpy(ours)
     a = np.asarray(ours, dtype=np.float64)
     b = np.asarray(theirs, dtype=np.float64)
+    pairs = _recorded.get()
+    if pairs is not None:
+        pairs.append(Pair(case, quantity, a, b))
     if a.shape != b.shape:
         return Row(case, quantity, math.inf, math.inf, False, f"shapes differ: {a.shape} vs AMAGO {b.shape}")
     if a.size == 0:
@@ -356,23 +411,96 @@ def load_amago_weights(agent: torch.nn.Module, reference: dict[str, np.ndarray])
     agent.load_state_dict(mapped_weights(agent, reference), strict=True)
 
 
+class DecisionTape:
+    """The discrete decisions of one update, in call order: recorded in an fp32 run, replayed in a bf16 one.
+
+    A mode pick (argmax, ``logits > 0``) or the binary advantage filter (``A > 0``) of a value within bf16's error of
+    the boundary flips with the rounding: the loss then jumps by a whole term, which measures luck, not precision
+    (the multitask Discrete case's advantages are mostly ~1e-4 against bf16 errors of ~5e-3). A bf16 run replays
+    the fp32 run's decisions, as the harness already fixes the noise, and counts how many it would have flipped.
+    """
+
+    def __init__(self) -> None:
+        self.decisions: list[torch.Tensor] = []
+        self.replaying = False
+        self.position = 0
+        self.flips = 0
+        self.total = 0
+
+    def decide(self, computed: torch.Tensor) -> torch.Tensor:
+        """``computed`` when recording; the recorded decision in its place when replaying."""
+        if not self.replaying:
+            self.decisions.append(computed.detach().clone())
+            return computed
+        if self.position >= len(self.decisions) or self.decisions[self.position].shape != computed.shape:
+            msg = "parity harness: the bf16 run made other decisions than the fp32 run it replays; same weights?"
+            raise RuntimeError(msg)
+        pinned = self.decisions[self.position]
+        self.position += 1
+        self.flips += int((pinned != computed).sum())
+        self.total += pinned.numel()
+        return pinned
+
+
+_tape: ContextVar[DecisionTape | None] = ContextVar("parity_decision_tape", default=None)
+
+
+def _decide(computed: torch.Tensor) -> torch.Tensor:
+    tape = _tape.get()
+    return computed if tape is None else tape.decide(computed)
+
+
+@contextlib.contextmanager
+def _using(tape: DecisionTape | None) -> Iterator[None]:
+    token = _tape.set(tape)
+    try:
+        yield
+    finally:
+        _tape.reset(token)
+
+
+def _pin_filter(agent: Any) -> None:
+    """Routes the agent's advantage filter through the decision tape (the binary filter: a pure decision)."""
+    from amago_agents.specs import BinaryFilterConfig
+
+    if isinstance(agent.config.fbc_filter, BinaryFilterConfig):
+        original = agent.fbc_filter
+        agent.fbc_filter = lambda adv: _decide(original(adv))
+
+
+def _record_decisions(
+    case: dict[str, Any], inputs: dict[str, np.ndarray], ref: dict[str, np.ndarray]
+) -> DecisionTape:
+    """The decisions of an fp32 update of a fresh agent on the same weights and batch (no backward)."""
+    agent = build_amago_agent(case)
+    load_amago_weights(agent, ref)
+    agent.train()
+    _pin_filter(agent)
+    tape = DecisionTape()
+    with deterministic_draws(), _using(tape):
+        agent.loss(_torch_batch(inputs))
+    tape.replaying = True
+    return tape
+
+
 @contextlib.contextmanager
 def deterministic_draws() -> Iterator[None]:
     """amago's random draws replaced by the harness's deterministic ones (see ``bench/parity_noise.py``)."""
     from amago_agents import distributions
 
     def gmm_sample(self: Any) -> torch.Tensor:
-        pick = self.logits.argmax(-1)[..., None, None].expand(*self.logits.shape[:-1], 1, self.loc.shape[-1])
+        pick = _decide(self.logits.argmax(-1))[..., None, None]
+        pick = pick.expand(*self.logits.shape[:-1], 1, self.loc.shape[-1])
         loc = self.loc.gather(-2, pick).squeeze(-2)
         std = self.std.gather(-2, pick).squeeze(-2)
         return torch.tanh(loc + parity_noise.noise_for(loc) * std).detach()
 
     def bernoulli_sample(self: Any) -> torch.Tensor:
-        return (self.logits > 0).to(self.logits.dtype).detach()
+        return _decide(self.logits > 0).to(self.logits.dtype).detach()
 
     def one_hot_sample(self: Any) -> torch.Tensor:
         return (
-            torch.nn.functional.one_hot(self.probs.argmax(-1), self.probs.shape[-1])
+            torch.nn.functional.one_hot(_decide(self.probs.argmax(-1)), self.probs.shape[-1])
             .to(self.probs.dtype)
             .detach()
         )
@@ -409,15 +537,18 @@ def _torch_batch(inputs: dict[str, np.ndarray]) -> Any:
 
 
 def _compare_update(
-    case: dict[str, Any], inputs: dict[str, np.ndarray], ref: dict[str, np.ndarray]
+    case: dict[str, Any], inputs: dict[str, np.ndarray], ref: dict[str, np.ndarray], precision: str
 ) -> list[Row]:
     from amago_agents import agent as agent_module
     from amago_agents import multitask as multitask_module
 
     name = case["name"]
+    tape = None if precision == "no" else _record_decisions(case, inputs, ref)
     agent = build_amago_agent(case)
     load_amago_weights(agent, ref)
     agent.train()
+    if tape is not None:
+        _pin_filter(agent)
     recorded: dict[str, torch.Tensor] = {}
     module = multitask_module if case["agent"] == "multitask" else agent_module
     original = module.nstep_targets
@@ -429,11 +560,16 @@ def _compare_update(
 
     module.nstep_targets = recording
     try:
-        with deterministic_draws():
-            loss, summary = agent.loss(_torch_batch(inputs))
+        with deterministic_draws(), _using(tape):
+            with forward_precision(precision):  # as the experiment's training caster: the forward only
+                loss, summary = agent.loss(_torch_batch(inputs))
             loss.backward()
     finally:
         module.nstep_targets = original
+    pairs = _recorded.get()
+    if tape is not None and pairs is not None:
+        theirs = ref.get("out/decision_flips", np.array([np.nan, np.nan]))
+        pairs.append(Pair(name, "decisions bf16 flipped", np.array([tape.flips, tape.total], float), theirs))
 
     rows = [
         _row(name, "loss", loss.detach(), ref["out/loss"]),
@@ -443,7 +579,7 @@ def _compare_update(
     valid = inputs["mask"][:, 1:]
     if "out/td_target" in ref:
         theirs = ref["out/td_target"][:, :, 0]  # (B, T, G, 1)
-        rows.append(_row(name, "n-step targets", recorded["targets"].numpy()[valid], theirs[valid]))
+        rows.append(_row(name, "n-step targets", _numpy(recorded["targets"])[valid], theirs[valid]))
     # Gradients: AMAGO's, renamed and reshaped by the same mapping as its weights (zeros where none).
     grads = {k[len("grad/") :]: v for k, v in ref.items() if k.startswith("grad/")}
     as_weights = {
@@ -544,7 +680,7 @@ def _initialisation_rows(case: dict[str, Any], theirs: dict[str, torch.Tensor]) 
 
 
 def _compare_popart(
-    case: dict[str, Any], inputs: dict[str, np.ndarray], ref: dict[str, np.ndarray]
+    case: dict[str, Any], inputs: dict[str, np.ndarray], ref: dict[str, np.ndarray], precision: str
 ) -> list[Row]:
     from amago_agents.popart import PopArt
 
@@ -553,7 +689,8 @@ def _compare_popart(
     targets = torch.from_numpy(inputs["targets"])[:, :, :, 0]  # (steps, B, T, G, 1)
     masks = torch.from_numpy(inputs["masks"])[:, :, :, 0]
     for step in range(targets.shape[0]):
-        popart.update_stats(targets[step], masks[step])
+        with forward_precision(precision):
+            popart.update_stats(targets[step], masks[step])
         for stat in history:
             history[stat].append(getattr(popart, stat).detach().clone().numpy())
     return [
@@ -563,7 +700,7 @@ def _compare_popart(
 
 
 def _compare_twohot(
-    case: dict[str, Any], inputs: dict[str, np.ndarray], ref: dict[str, np.ndarray]
+    case: dict[str, Any], inputs: dict[str, np.ndarray], ref: dict[str, np.ndarray], precision: str
 ) -> list[Row]:
     from amago_agents.twohot import ValueBins
 
@@ -575,7 +712,9 @@ def _compare_twohot(
         value_bins = ValueBins(
             bins["min_return"], bins["max_return"], bins["output_bins"], label_type=label_type
         )
-        labels = value_bins.to_labels(torch.from_numpy(values)).numpy()
+        with forward_precision(precision):
+            labels = _numpy(value_bins.to_labels(torch.from_numpy(values)))
+            bin_values = value_bins.logits_to_values(torch.from_numpy(inputs["logits"]))
         theirs = ref[f"out/labels_{label_type}"]
         if label_type == "twohot":
             rows.append(_row(case["name"], "twohot labels", labels, theirs))
@@ -597,18 +736,21 @@ def _compare_twohot(
                     documented=not beyond.ok,
                 )
             )
-        bin_values = value_bins.logits_to_values(torch.from_numpy(inputs["logits"]))
         rows.append(
             _row(
-                case["name"], f"{label_type} bin values", bin_values[:, None], ref[f"out/values_{label_type}"]
+                case["name"],
+                f"{label_type} bin values",
+                _numpy(bin_values)[:, None],
+                ref[f"out/values_{label_type}"],
             )
         )
     return rows
 
 
 def _compare_epsilon(
-    case: dict[str, Any], inputs: dict[str, np.ndarray], ref: dict[str, np.ndarray]
+    case: dict[str, Any], inputs: dict[str, np.ndarray], ref: dict[str, np.ndarray], precision: str
 ) -> list[Row]:
+    del precision  # numpy schedules: no autocast reaches them
     import gymnasium as gym
 
     from amago_core.rollout.env import AMAGOEnv
@@ -631,7 +773,7 @@ def _compare_epsilon(
 
 
 def _compare_rollout(
-    case: dict[str, Any], inputs: dict[str, np.ndarray], ref: dict[str, np.ndarray]
+    case: dict[str, Any], inputs: dict[str, np.ndarray], ref: dict[str, np.ndarray], precision: str
 ) -> list[Row]:
     agent = build_amago_agent(case)
     load_amago_weights(agent, ref)
@@ -644,16 +786,28 @@ def _compare_rollout(
             obs = {"observation": torch.from_numpy(inputs["obs"][t][:, None])}
             rl2 = torch.from_numpy(inputs["rl2s"][t][:, None])
             time = torch.from_numpy(inputs["time_idxs"][t][:, None, None])
-            state, hidden = agent.get_state_embedding(obs, rl2, time, hidden)
-            policy = agent.actor(state)
-            p = policy.probs
-            values.append(agent.critics(state, p.unsqueeze(0)).numpy())
-            states.append(state[:, 0].numpy())
-            probs.append(p[:, 0, -1].numpy())
+            with forward_precision(precision):
+                state, hidden = agent.get_state_embedding(obs, rl2, time, hidden)
+                policy = agent.actor(state)
+                p = policy.probs
+                value = agent.critics(state, p.unsqueeze(0))
+            values.append(_numpy(value))
+            states.append(_numpy(state[:, 0]))
+            probs.append(_numpy(p[:, 0, -1]))
             hidden = agent.reset_hidden_state(hidden, inputs["dones"][t])
     name = case["name"]
     ours_probs = np.stack(probs)
     actions_equal = bool(np.array_equal(ours_probs.argmax(-1), ref["out/actions"]))
+    pairs = _recorded.get()
+    if pairs is not None:
+        pairs.append(
+            Pair(
+                name,
+                "argmax actions per step",
+                ours_probs.argmax(-1).astype(float),
+                ref["out/actions"].astype(float),
+            )
+        )
     return [
         _row(name, "states per step", np.stack(states), ref["out/states"]),
         _row(name, "action probabilities per step", ours_probs, ref["out/probs"]),
@@ -672,9 +826,22 @@ COMPARE = {
 
 
 def compare(
-    case: dict[str, Any], inputs: dict[str, np.ndarray], reference: dict[str, np.ndarray]
+    case: dict[str, Any],
+    inputs: dict[str, np.ndarray],
+    reference: dict[str, np.ndarray],
+    precision: str = "no",
 ) -> list[Row]:
-    """amago's outputs of ``case`` against AMAGO's ``reference`` (its weights and outputs), one row each."""
+    """amago's outputs of ``case`` against AMAGO's ``reference`` (its weights and outputs), one row each.
+
+    Args:
+        case: one of :data:`CASES`.
+        inputs: the case's inputs (:func:`make_inputs`).
+        reference: AMAGO's weights and outputs for them.
+        precision: ``"no"`` (fp32) or ``"bf16"``: amago's forward under the experiment loop's bf16 autocast.
+
+    Returns:
+        One row per compared quantity, judged by the float32 tolerance.
+    """
     if "error" in reference:
         expected = case.get("amago_fails")
         note = f"{reference['error']}" if expected is None else expected
@@ -685,7 +852,7 @@ def compare(
         return [Row(case["name"], "AMAGO no longer raises", math.nan, math.nan, False, case["amago_fails"])]
     torch.manual_seed(0)
     try:
-        return COMPARE[case["kind"]](case, inputs, reference)
+        return COMPARE[case["kind"]](case, inputs, reference, precision)
     except Exception as exc:  # a case amago cannot even build or load is a difference too, reported as a row
         return [Row(case["name"], "amago raised", math.inf, math.inf, False, f"{type(exc).__name__}: {exc}")]
 
