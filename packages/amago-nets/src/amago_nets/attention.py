@@ -4,6 +4,10 @@ Tensors use the (B, L, H, head_dim) layout of flash-attn; ``context`` is how man
 each query may see. ``sdpa``, ``flash`` and ``flex`` compute the same function, so they are interchangeable
 by config. ``sliding_sink`` (AMAGO's ``ClippedSlidingSinkAttention``) changes the function: the first
 ``sink`` steps stay visible besides the window, and logits may be clipped.
+
+On a CPU, a bf16 or fp16 window runs ``sdpa`` as :func:`attend_blocks`: torch's CPU flash kernel is no faster in
+bf16 than in fp32 forward and 2-3x slower backward, so the blocks run it in fp32 and skip the keys no query of a
+block may see (and, given the windows' real steps, the padding).
 """
 
 from __future__ import annotations
@@ -12,14 +16,19 @@ import importlib.util
 import warnings
 from collections.abc import Callable
 from functools import cache, lru_cache
-from typing import Any
+from typing import Any, NamedTuple
 
 import torch
 import torch.nn.functional as F
 
+from amago_nets.real_steps import RealSteps
 from amago_nets.row_groups import RowGroup, plan_row_groups
 
 BACKENDS = ("sdpa", "flash", "flex", "sliding_sink")
+
+QUERY_BLOCK = 64
+"""Queries per kernel call of :func:`attend_blocks`. Smaller blocks skip more of the causal triangle but pay
+more per call: 32 and 64 ran within noise of each other (fwd + bwd, 24 x 8 heads x 251 steps x 16, 1 thread)."""
 
 
 def flash_available() -> bool:
@@ -70,6 +79,13 @@ def _window_mask(length: int, context: int, device: torch.device, sink: int = 0)
     return visible
 
 
+@lru_cache(maxsize=8)
+def _additive_window_mask(length: int, context: int, device: torch.device) -> torch.Tensor:
+    """:func:`_window_mask` as fp32 0 / -inf, what the flash kernel adds to the logits (never written to)."""
+    visible = _window_mask(length, context, device)
+    return torch.zeros(visible.shape, device=device).masked_fill_(~visible, float("-inf"))
+
+
 def masked_attention(
     q: torch.Tensor,
     k: torch.Tensor,
@@ -107,6 +123,16 @@ def masked_attention(
     return weights @ v
 
 
+def window_backend(
+    backend: str, *, length: int, context: int, sink: int = 0, logit_clip: float | None = None
+) -> str:
+    """The backend :func:`attend_window` runs for a ``length``-step window: ``sliding_sink`` without a clip, whose
+    sink steps never leave the window, is the plain sliding window, which sdpa's fused kernels run faster."""
+    if backend == "sliding_sink" and logit_clip is None and (sink == 0 or length <= context):
+        return "sdpa"
+    return backend
+
+
 def attend_window(
     q: torch.Tensor,
     k: torch.Tensor,
@@ -132,10 +158,7 @@ def attend_window(
         (B, L, H, d).
     """
     length = q.shape[1]
-    if backend == "sliding_sink" and logit_clip is None and (sink == 0 or length <= context):
-        # Without a clip, and with no sink step ever outside the window, this is the plain sliding window,
-        # which sdpa's fused kernels run faster when they know the mask is causal.
-        backend = "sdpa"
+    backend = window_backend(backend, length=length, context=context, sink=sink, logit_clip=logit_clip)
     if backend == "sliding_sink":
         qt, kt, vt = (t.transpose(1, 2) for t in (q, k, v))
         mask = _window_mask(length, context, q.device, sink)
@@ -154,6 +177,8 @@ def attend_window(
             window_size=window,
         )
         return out.to(q.dtype)
+    if backend == "sdpa" and runs_in_blocks(q, dropout_p):
+        return attend_blocks(q, k, v, context=context)
     qt, kt, vt = (t.transpose(1, 2) for t in (q, k, v))
     if backend == "flex":
         block_mask = _flex_block_mask(length, context, q.device)
@@ -164,6 +189,156 @@ def attend_window(
         mask = _window_mask(length, context, q.device)
         out = F.scaled_dot_product_attention(qt, kt, vt, attn_mask=mask, dropout_p=dropout_p)
     return out.transpose(1, 2)
+
+
+def runs_in_blocks(q: torch.Tensor, dropout_p: float) -> bool:
+    """Whether the ``sdpa`` backend runs as :func:`attend_blocks` for queries ``q``: bf16 or fp16 on a CPU, without
+    attention dropout, eagerly (not traced, exported or compiled: the blocks are planned in Python)."""
+    return (
+        q.device.type == "cpu"
+        and q.dtype in (torch.bfloat16, torch.float16)
+        and dropout_p == 0
+        and not torch.jit.is_tracing()
+        and not torch.compiler.is_compiling()
+        and not torch.compiler.is_exporting()
+        and hasattr(torch.ops.aten, "_scaled_dot_product_flash_attention_for_cpu_backward")
+    )
+
+
+def attend_blocks(
+    q: torch.Tensor,
+    k: torch.Tensor,
+    v: torch.Tensor,
+    *,
+    context: int,
+    real: RealSteps | None = None,
+    block: int = QUERY_BLOCK,
+) -> torch.Tensor:
+    """:func:`attend_window`'s sliding causal attention (``sdpa``) computed in fp32 by torch's CPU flash kernel,
+    one call per block of ``block`` queries, each over only the keys its queries may see.
+
+    The kernel computes every key of a call (its causal flag skips no work below 512 keys), so one call over a
+    window costs all L x L scores. A block of queries ``[a, b)`` needs keys ``[a - context + 1, b)`` only, which
+    leaves of the causal upper triangle only the blocks' diagonal squares. With ``real``, the window's rows are
+    laid out longest first and a block runs only for the rows still real at ``a``, and the real steps go into
+    that layout (and come back) without a padded copy in between. The kernel's bf16 backward runs its small
+    matmuls into bf16 gradients, 2-3x slower than fp32 on an AVX-512-bf16 CPU, so the blocks run in fp32 for
+    bf16 or fp16 inputs; results and gradients return in the inputs' dtype.
+
+    Args:
+        q, k, v: (B, L, H, d) windows, or with ``real`` (1, N, H, d) their real steps (:meth:`RealSteps.take`).
+        context: steps visible to each query.
+        real: the windows' real steps; their padding must be a suffix (:meth:`RealSteps.of_window`).
+        block: queries per kernel call.
+
+    Returns:
+        q's layout and dtype.
+    """
+    layout = _BlockLayout.of(q, real)
+    return _BlockedAttention.apply(q, k, v, layout, context, block)
+
+
+class _BlockLayout(NamedTuple):
+    """Where :func:`attend_blocks` computes: a (batch, length) window whose rows run longest first."""
+
+    batch: int
+    length: int
+    row_lengths: list[int]
+    """Real steps per row of the layout (longest first)."""
+    places: torch.Tensor | None
+    """(N,) flat place in the layout of each given step (None: the steps are the layout, rows as given)."""
+
+    @classmethod
+    def of(cls, q: torch.Tensor, real: RealSteps | None) -> _BlockLayout:
+        if real is None:
+            batch, length = q.shape[:2]
+            return cls(batch, length, [length] * batch, None)
+        lengths = real.row_lengths
+        order = torch.argsort(lengths, descending=True, stable=True)  # ties keep their order
+        row_in_layout = torch.argsort(order)
+        rows, steps = real.index // real.steps, real.index % real.steps
+        places = row_in_layout[rows] * real.steps + steps
+        return cls(real.batch, real.steps, lengths[order].tolist(), places)
+
+    def to_layout(self, x: torch.Tensor) -> torch.Tensor:
+        """Given steps (N, ..., H, d) as the fp32 (batch, length, H, d) layout, zeros at padding."""
+        heads = x.shape[-2:]
+        if self.places is None:
+            return x.reshape(self.batch, self.length, *heads).to(
+                torch.float32, memory_format=torch.contiguous_format
+            )
+        out = x.new_zeros((self.batch * self.length, *heads), dtype=torch.float32)
+        out.index_copy_(0, self.places, x.reshape(-1, *heads).to(torch.float32))
+        return out.view(self.batch, self.length, *heads)
+
+    def from_layout(self, x32: torch.Tensor, like: torch.Tensor) -> torch.Tensor:
+        """Inverse of :meth:`to_layout`: the given steps' values in ``like``'s shape and dtype."""
+        if self.places is not None:
+            x32 = x32.reshape(-1, *x32.shape[-2:]).index_select(0, self.places)
+        return x32.to(like.dtype).reshape(like.shape)
+
+
+class _BlockedAttention(torch.autograd.Function):
+    """The autograd of :func:`attend_blocks`: forward and backward call the kernel once per block."""
+
+    @staticmethod
+    def forward(
+        ctx: Any,
+        q: torch.Tensor,
+        k: torch.Tensor,
+        v: torch.Tensor,
+        layout: _BlockLayout,
+        context: int,
+        block: int,
+    ) -> torch.Tensor:
+        mask = _additive_window_mask(layout.length, context, q.device)
+        q32, k32, v32 = (layout.to_layout(t) for t in (q, k, v))
+        out32 = torch.zeros_like(q32)
+        # (rows, queries, keys, logsumexp) of each block; the rows of a block are a prefix (longest first).
+        plan = []
+        for start in range(0, max(layout.row_lengths, default=0), block):
+            rows = sum(1 for n in layout.row_lengths if n > start)
+            queries = slice(start, min(start + block, layout.length))
+            keys = slice(max(0, start - context + 1), queries.stop)
+            out, lse = torch.ops.aten._scaled_dot_product_flash_attention_for_cpu(
+                _heads_first(q32[:rows, queries]),
+                _heads_first(k32[:rows, keys]),
+                _heads_first(v32[:rows, keys]),
+                attn_mask=mask[queries, keys],
+            )
+            out32[:rows, queries] = out.transpose(1, 2)
+            plan.append((rows, queries, keys, lse))
+        ctx.plan, ctx.layout = plan, layout
+        ctx.save_for_backward(q32, k32, v32, out32, mask)
+        return layout.from_layout(out32, q)
+
+    @staticmethod
+    def backward(ctx: Any, grad: torch.Tensor) -> tuple[torch.Tensor | None, ...]:
+        q32, k32, v32, out32, mask = ctx.saved_tensors
+        layout: _BlockLayout = ctx.layout
+        grad32 = layout.to_layout(grad)
+        dq, dk, dv = (torch.zeros_like(t) for t in (q32, k32, v32))
+        for rows, queries, keys, lse in ctx.plan:
+            gq, gk, gv = torch.ops.aten._scaled_dot_product_flash_attention_for_cpu_backward(
+                _heads_first(grad32[:rows, queries]),
+                _heads_first(q32[:rows, queries]),
+                _heads_first(k32[:rows, keys]),
+                _heads_first(v32[:rows, keys]),
+                _heads_first(out32[:rows, queries]),
+                lse,
+                0.0,
+                False,
+                attn_mask=mask[queries, keys],
+            )
+            dq[:rows, queries] = gq.transpose(1, 2)  # query blocks are disjoint; their key ranges overlap
+            dk[:rows, keys] += gk.transpose(1, 2)
+            dv[:rows, keys] += gv.transpose(1, 2)
+        return (*(layout.from_layout(t, grad) for t in (dq, dk, dv)), None, None, None)
+
+
+def _heads_first(x: torch.Tensor) -> torch.Tensor:
+    """(B, L, H, d) as the kernel's (B, H, L, d) view."""
+    return x.transpose(1, 2)
 
 
 def attend_cached(

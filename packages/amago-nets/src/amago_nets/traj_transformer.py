@@ -10,7 +10,15 @@ import numpy as np
 import torch
 from torch import nn
 
-from amago_nets.attention import attend_cached, attend_window, masked_attention, resolve_backend
+from amago_nets.attention import (
+    attend_blocks,
+    attend_cached,
+    attend_window,
+    masked_attention,
+    resolve_backend,
+    runs_in_blocks,
+    window_backend,
+)
 from amago_nets.base import TrajEncoder
 from amago_nets.kv_cache import KVCache
 from amago_nets.layers import activation_module, linear_layer, normalization
@@ -56,14 +64,21 @@ class SelfAttention(nn.Module):
         self, x: torch.Tensor, time_idxs: torch.Tensor, context: int, real: RealSteps | None = None
     ) -> torch.Tensor:
         """Attention over a whole window (B, L, d_model); with ``real``, ``x`` and ``time_idxs`` hold only the
-        window's real steps (1, N, ...), and only attention itself sees the padded layout."""
+        window's real steps (1, N, ...), and only attention itself sees a padded layout (bf16 or fp16 on a CPU:
+        that of :func:`~amago_nets.attention.attend_blocks`, rows longest first)."""
         q, k, v = self._project(x, time_idxs)
-        if real is not None:
-            q, k, v = real.put(q), real.put(k), real.put(v)
         backend = resolve_backend(
             self.backend, x.device, needs_grad=torch.is_grad_enabled() and q.requires_grad
         )
         dropout = self.dropout_attn if self.training else 0.0
+        if real is not None:
+            runs = window_backend(
+                backend, length=real.steps, context=context, sink=self.sink, logit_clip=self.logit_clip
+            )
+            if runs == "sdpa" and runs_in_blocks(q, dropout):
+                # bf16 / fp16 on a CPU: the real steps go straight into the blocks' layout and back.
+                return self._merge(attend_blocks(q, k, v, context=context, real=real))
+            q, k, v = real.put(q), real.put(k), real.put(v)
         heads = attend_window(
             q,
             k,
