@@ -10,20 +10,34 @@ Beside updates/s it prints the FLOPs of one update and of one policy step (count
 each step, so a Transformer's growing cache is in it), the GFLOP/s reached, the fp32 matmul peak measured on the same core in the same run, and the
 fraction of it reached (MFU).
 
+Each (encoder, precision) times its updates in a fresh interpreter, which also reports its peak RSS over imports,
+building and the timed updates (``resource`` max RSS, before FLOP counting): the peak of one precision cannot hide
+the other's. ``--precision no bf16`` measures both, alternating, and ``--repeats`` gives a spread (median
+[min-max] of updates/s) on a shared machine. ``--batches 8`` cycles through 8 batches, so the count of real steps
+(the shape of every per-step layer) changes between updates as in training: on a CPU, bf16 matmuls run in oneDNN,
+which keeps what it builds for each new shape in two caches (``ONEDNN_PRIMITIVE_CACHE_CAPACITY`` and ideep's
+``LRU_CACHE_CAPACITY``, 1,024 entries each by default), ~30 MB more RSS per update at a new count of real steps
+here: a training run's peak RSS shows it, a one-batch bench does not. A run bounds both caches for bf16 on a CPU
+(``amago_core.experiment.hardware.ONEDNN_CACHE_LIMITS``), and each child here does the same.
+
 Ratios against AMAGO count only when both sides run in one session on one machine: ``bench/vs_amago.py`` does
 that. This script times amago's update alone (a quick check while working on the update's cost).
 
 Run: ``.venv/bin/python bench/update.py`` (``--updates`` to trade time for stability, ``--encoders`` to pick,
-``--threads 1 2`` for a table per CPU thread count; ``--device cuda --precision bf16`` on a GPU, where the bf16
-peak is measured too).
+``--threads 1 2`` for a table per CPU thread count, ``--precision no bf16 --repeats 3`` for fp32 against bf16
+autocast; ``--device cuda --precision bf16`` on a GPU; the bf16 peak is measured where bf16 matmuls are native).
 """
 
 from __future__ import annotations
 
 import argparse
 import contextlib
+import itertools
+import json
 import os
+import resource
 import statistics
+import subprocess
 import sys
 import time
 from pathlib import Path
@@ -33,6 +47,7 @@ import torch
 from gymnasium import spaces
 
 from amago_core.data.batch import Batch
+from amago_core.experiment.hardware import bound_onednn_caches
 from amago_core.plugins import registries
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # bench/flops.py, a sibling script module
@@ -115,16 +130,34 @@ def sync(device: torch.device) -> None:
         torch.cuda.synchronize(device)
 
 
+def peak_rss_bytes() -> int:
+    """This process's peak resident set size so far (Linux reports KiB, macOS bytes)."""
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    return peak if sys.platform == "darwin" else peak * 1024
+
+
 def measure_updates(
-    traj: str, updates: int, warmup: int, device: torch.device, precision: str
+    traj: str,
+    updates: int,
+    warmup: int,
+    device: torch.device,
+    precision: str,
+    count_flops: bool = True,
+    batches: int = 1,
 ) -> dict[str, float]:
-    """Times ``updates`` full gradient updates after ``warmup`` untimed ones, then counts one update's FLOPs."""
+    """Times ``updates`` full gradient updates after ``warmup`` untimed ones, then counts one update's FLOPs.
+
+    The updates cycle through ``batches`` random batches (made beforehand): with more than one, the count of real
+    steps changes from update to update as in training, and with it the shapes every per-step layer runs at.
+    ``peak_rss`` is the process's peak RSS right after the timed updates (before the FLOP counter runs)."""
     agent = build_agent(traj, device).train()
     params = list(agent.trainable_parameters())
     optimizer = torch.optim.AdamW(params, lr=1e-4, weight_decay=1e-3)
-    batch = random_batch(np.random.default_rng(0), device)
+    rng = np.random.default_rng(0)
+    turns = itertools.cycle([random_batch(rng, device) for _ in range(batches)])
 
     def update() -> None:
+        batch = next(turns)
         optimizer.zero_grad(set_to_none=True)
         with caster(device, precision):
             loss, _ = agent.loss(batch)
@@ -141,9 +174,63 @@ def measure_updates(
         update()
     sync(device)
     elapsed = time.perf_counter() - start
+    peak_rss = peak_rss_bytes()
     # Counted after timing: the counter's dispatch overhead must not enter the timed updates.
-    update_flops, _ = flops.count_flops(update)
-    return {"updates_per_s": updates / elapsed, "update_s": elapsed / updates, "update_flops": update_flops}
+    update_flops = flops.count_flops(update)[0] if count_flops else None
+    return {
+        "updates_per_s": updates / elapsed,
+        "update_s": elapsed / updates,
+        "update_flops": update_flops,
+        "peak_rss": peak_rss,
+    }
+
+
+def measure_updates_fresh(
+    traj: str,
+    updates: int,
+    warmup: int,
+    device: torch.device,
+    precision: str,
+    threads: int,
+    count_flops: bool,
+    batches: int = 1,
+) -> dict[str, float]:
+    """:func:`measure_updates` in a fresh interpreter (its own peak RSS; torch state of earlier runs left out)."""
+    job = {
+        "traj": traj,
+        "updates": updates,
+        "warmup": warmup,
+        "batches": batches,
+        "device": str(device),
+        "precision": precision,
+        "threads": threads,
+        "count_flops": count_flops,
+    }
+    done = subprocess.run(
+        [sys.executable, __file__, "--child", json.dumps(job)], capture_output=True, text=True, check=False
+    )
+    if done.returncode != 0:
+        msg = f"the update run for {traj} ({precision}) failed:\n{done.stderr[-4000:]}"
+        raise RuntimeError(msg)
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def run_child(job: dict) -> None:
+    """The fresh interpreter's side of :func:`measure_updates_fresh`: prints the result as one JSON line."""
+    torch.set_num_threads(job["threads"])
+    torch.manual_seed(0)
+    # The oneDNN cache limits a run sets for bf16 on a CPU (amago_core.experiment.hardware), set as a run sets them.
+    bound_onednn_caches(torch.device(job["device"]).type, {job["precision"]})
+    result = measure_updates(
+        job["traj"],
+        job["updates"],
+        job["warmup"],
+        torch.device(job["device"]),
+        job["precision"],
+        job["count_flops"],
+        job["batches"],
+    )
+    print(json.dumps(result), flush=True)
 
 
 def measure_acting(traj: str, device: torch.device, precision: str) -> dict[str, float]:
@@ -179,14 +266,40 @@ def measure_acting(traj: str, device: torch.device, precision: str) -> dict[str,
     return {"step_flops": step_flops / env_steps, "step_s": statistics.median(times) / env_steps}
 
 
+def spread(values: list[float], fmt: str = ".2f") -> str:
+    """``median [min-max]`` of repeated measurements (the median alone for one)."""
+    median = statistics.median(values)
+    if len(values) == 1:
+        return format(median, fmt)
+    return f"{median:{fmt}} [{min(values):{fmt}}-{max(values):{fmt}}]"
+
+
 def main() -> None:
-    """Prints updates/s, policy steps/s, their FLOPs, GFLOP/s and MFU per trajectory encoder."""
+    """Prints updates/s, peak RSS, policy steps/s, their FLOPs, GFLOP/s and MFU per trajectory encoder."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--updates", type=int, default=5, help="timed updates per encoder")
     parser.add_argument("--warmup", type=int, default=2, help="untimed updates first")
     parser.add_argument("--encoders", nargs="+", default=DEFAULT_ENCODERS, choices=list(TRAJ))
     parser.add_argument("--device", default="cpu", help="cpu (one thread) or cuda")
-    parser.add_argument("--precision", choices=["no", "bf16"], default="no", help="autocast of the forwards")
+    parser.add_argument(
+        "--precision",
+        nargs="+",
+        choices=["no", "bf16"],
+        default=["no"],
+        help="autocast of the forwards; several are measured alternately (e.g. no bf16)",
+    )
+    parser.add_argument(
+        "--batches",
+        type=int,
+        default=1,
+        help="distinct random batches the updates cycle through (more than 1: shapes change as in training)",
+    )
+    parser.add_argument(
+        "--repeats",
+        type=int,
+        default=1,
+        help="fresh-process update runs per encoder and precision (a spread)",
+    )
     parser.add_argument(
         "--threads",
         type=int,
@@ -194,36 +307,77 @@ def main() -> None:
         default=[1],
         help="CPU torch threads, one table each (e.g. 1 2); the matmul peak is measured at each count",
     )
+    parser.add_argument(
+        "--child", help=argparse.SUPPRESS
+    )  # a fresh interpreter's job (measure_updates_fresh)
     args = parser.parse_args()
+    if args.child:
+        run_child(json.loads(args.child))
+        return
     device = torch.device(args.device)
     for threads in args.threads if device.type == "cpu" else [1]:
         torch.set_num_threads(threads)
         torch.manual_seed(0)
         where = f"{threads} thread(s)" if device.type == "cpu" else torch.cuda.get_device_name(device)
         print(
-            f"torch {torch.__version__}, {where}, precision {args.precision}, "
-            f"load average {os.getloadavg()[0]:.2f}"
+            f"torch {torch.__version__}, {where}, precision {' / '.join(args.precision)}, "
+            f"{args.repeats} fresh process(es) per row, {args.updates} timed updates over {args.batches} "
+            f"batch(es), load average {os.getloadavg()[0]:.2f}"
         )
         peak = flops.peaks(device)
-        # MFU against the peak of the precision the matmuls run in (bf16 autocast: the bf16 peak where measured).
-        label = "bf16" if args.precision == "bf16" and peak["bf16"] else "fp32"
-        reference = peak[label]
         print(flops.peak_line(peak))
         print(
-            f"{'traj encoder':<14}{'updates/s':>10}{'FLOPs/update':>15}{'update GFLOP/s (MFU)':>24}"
-            f"{'policy steps/s':>16}{'FLOPs/step':>14}{'acting GFLOP/s (MFU)':>24}"
+            f"{'traj encoder':<14}{'prec':<6}{'updates/s':>20}{'peak RSS GiB':>14}{'FLOPs/update':>14}"
+            f"{'update GFLOP/s (MFU)':>24}{'policy steps/s':>16}{'FLOPs/step':>14}{'acting GFLOP/s (MFU)':>24}"
         )
         for traj in args.encoders:
-            up = measure_updates(traj, args.updates, args.warmup, device, args.precision)
-            act = measure_acting(traj, device, args.precision)
-            print(
-                f"{traj:<14}{up['updates_per_s']:>10.2f}{flops.gflop(up['update_flops']):>15}"
-                f"{flops.mfu_cells(up['update_flops'], up['update_s'], reference):>24}"
-                f"{1 / act['step_s']:>16.0f}{flops.gflop(act['step_flops']):>14}"
-                f"{flops.mfu_cells(act['step_flops'], act['step_s'], reference):>24}",
-                flush=True,
-            )
-        print(f"MFU against the {label} peak above; load average at the end {os.getloadavg()[0]:.2f}")
+            runs: dict[str, list[dict[str, float]]] = {precision: [] for precision in args.precision}
+            for repeat in range(args.repeats):  # precisions alternate, so a change of load hits each alike
+                for precision in args.precision:
+                    runs[precision].append(
+                        measure_updates_fresh(
+                            traj,
+                            args.updates,
+                            args.warmup,
+                            device,
+                            precision,
+                            threads,
+                            count_flops=repeat == 0,
+                            batches=args.batches,
+                        )
+                    )
+            for precision in args.precision:
+                # MFU against the peak of the precision the matmuls run in (bf16 autocast: the bf16 peak if measured).
+                reference = peak["bf16"] if precision == "bf16" and peak["bf16"] else peak["fp32"]
+                ups = [run["updates_per_s"] for run in runs[precision]]
+                update_flops = runs[precision][0]["update_flops"]
+                act = measure_acting(traj, device, precision)
+                print(
+                    f"{traj:<14}{precision:<6}{spread(ups):>20}"
+                    f"{max(run['peak_rss'] for run in runs[precision]) / 2**30:>14.2f}{flops.gflop(update_flops):>14}"
+                    f"{flops.mfu_cells(update_flops, 1 / statistics.median(ups), reference):>24}"
+                    f"{1 / act['step_s']:>16.0f}{flops.gflop(act['step_flops']):>14}"
+                    f"{flops.mfu_cells(act['step_flops'], act['step_s'], reference):>24}",
+                    flush=True,
+                )
+            if len(args.precision) > 1:
+                base, other = args.precision[0], args.precision[1]
+                ratios = [
+                    b["updates_per_s"] / a["updates_per_s"]
+                    for a, b in zip(runs[base], runs[other], strict=True)
+                ]
+                extra = max(run["peak_rss"] for run in runs[other]) - max(
+                    run["peak_rss"] for run in runs[base]
+                )
+                print(
+                    f"{'':<14}{other} / {base}: updates/s x{spread(ratios)} (run by run), "
+                    f"peak RSS {extra / 2**30:+.2f} GiB",
+                    flush=True,
+                )
+        print(
+            "MFU against the peak of each row's precision (bf16 rows: the bf16 peak where measured); "
+            f"load average at the end {os.getloadavg()[0]:.2f}"
+        )
 
 
 if __name__ == "__main__":

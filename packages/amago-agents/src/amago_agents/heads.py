@@ -15,7 +15,7 @@ from torch import nn
 from amago_agents.distributions import OneHotDist, Policy, PolicyDistribution
 from amago_agents.specs import ActorHeadConfig, CriticHeadConfig
 from amago_nets.layers import MLP, activation_module, normalization, symlog
-from amago_nets.precision import network_precision, to_full
+from amago_nets.precision import full_precision, network_precision, to_full
 from amago_nets.real_steps import RealSteps
 
 
@@ -291,8 +291,11 @@ class CriticEnsemble(nn.Module):
             values = values.reshape(
                 self.num_critics, batch, steps, self.num_gammas, self.action_dim, self.out_dim
             )
-            # Dot the per-action values with the (one-hot or probability) action: an exact expectation.
-            return torch.einsum("cbtgao,kbtga->kbtcgo", values, actions)
+            # Dot the per-action values with the (one-hot or probability) action: an exact expectation, and math
+            # on the network's outputs, so fp32 (amago_nets.precision); in bf16 it ran as many tiny batched
+            # matmuls, 23 vs 5 ms per update on an avx512_bf16 CPU.
+            with full_precision():
+                return torch.einsum("cbtgao,kbtga->kbtcgo", to_full(values), to_full(actions))
         extra = torch.cat(
             (self.gamma_features.expand(samples, batch, steps, -1, -1), actions.clamp(-0.999, 0.999)), dim=-1
         )  # (K, B, T, G, 1 + A)
