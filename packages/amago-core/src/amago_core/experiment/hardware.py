@@ -19,7 +19,7 @@ import time
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any, Literal, cast
+from typing import Any, Literal
 
 Precision = Literal["no", "fp16", "bf16"]
 """What the accelerator gets: fp32 (``no``) or a reduced-precision autocast."""
@@ -332,13 +332,13 @@ def choose_precision(requested: str, device_type: str, *, saved: Precision | Non
                     f"{AUTO_VARIABLE}={pinned!r} is not a precision; set it to no, fp16 or bf16, or unset it."
                 )
                 raise ValueError(msg)
-            used, reason = cast(Precision, pinned), f"auto: pinned by {AUTO_VARIABLE}"
+            used, reason = pinned, f"auto: pinned by {AUTO_VARIABLE}"
         elif native_bf16(device_type):
             used, reason, pending = "bf16", f"auto: native bf16 on {device_type}", True
         else:
             used, reason = "no", f"auto: no native bf16 on {device_type}"
     elif requested in PRECISIONS:
-        used, reason = cast(Precision, requested), "asked for"
+        used, reason = requested, "asked for"
     else:
         msg = f"optim.mixed_precision={requested!r} is not a precision; set it to auto, no, fp16 or bf16."
         raise ValueError(msg)

@@ -15,13 +15,14 @@ from __future__ import annotations
 import contextlib
 import time
 from collections.abc import Callable
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 import torch
 from gymnasium import spaces
 
 from amago_core.data.batch import Batch
+from amago_core.experiment.agent_api import RolloutPolicy
 from amago_core.experiment.hardware import PhaseTimes
 from amago_core.experiment.processes import torch_threads_while
 from amago_core.rollout.action_mask import ACTION_MASK_KEY
@@ -35,13 +36,16 @@ REPEATS = 3
 
 
 def probe_batch(
-    obs_space: spaces.Dict, rl2_space: spaces.Box, action_space: spaces.Space, rows: int, length: int
+    obs_space: spaces.Space, rl2_space: spaces.Space, action_space: spaces.Space, rows: int, length: int
 ) -> Batch:
     """A random batch of ``rows`` windows of ``length`` observations shaped as the run's (numpy).
 
     Observations are drawn within their Box bounds, actions in the buffer's format (one-hots for Discrete and
     MultiDiscrete, 0/1 for MultiBinary, [-1, 1] for Box); every step is real, every action allowed.
     """
+    if not isinstance(obs_space, spaces.Dict) or rl2_space.shape is None:
+        msg = f"the precision probe needs AMAGOEnv's Dict observations and a shaped rl2 space, got {obs_space!r}."
+        raise TypeError(msg)
     rng = np.random.default_rng(0)
     obs = {}
     for key, space in obs_space.spaces.items():
@@ -109,8 +113,8 @@ def _autocast(device: torch.device, precision: str) -> contextlib.AbstractContex
 def measure_phases(
     agent: torch.nn.Module,
     *,
-    obs_space: spaces.Dict,
-    rl2_space: spaces.Box,
+    obs_space: spaces.Space,
+    rl2_space: spaces.Space,
     action_space: spaces.Space,
     batch_size: int,
     seq_len: int,
@@ -147,10 +151,12 @@ def measure_phases(
         loss.backward()
         agent.zero_grad(set_to_none=True)
 
+    policy = cast(RolloutPolicy, agent)  # what the loop asks of an agent plugin (experiment/agent_api.py)
+
     def act() -> None:
         with torch.no_grad():
-            hidden = agent.init_hidden_state(acting_rows, device)
-            agent.get_actions(step.obs, step.rl2s, step.time_idxs, hidden)
+            hidden = policy.init_hidden_state(acting_rows, device)
+            policy.get_actions(step.obs, step.rl2s, step.time_idxs, hidden)
 
     times: dict[str, float] = {}
     try:
