@@ -39,6 +39,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from amago_core.experiment.hardware import recorded_cpu_flags
+
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # bench/flops.py, a sibling script module
 import flops
 
@@ -303,7 +305,12 @@ def main() -> None:
     parser.add_argument("--collect-calls", type=int, default=3)
     parser.add_argument("--warmup", type=int, default=5)
     parser.add_argument("--updates", type=int, default=30)
-    parser.add_argument("--precision", choices=["no", "bf16"], default="no", help="amago's side only")
+    parser.add_argument(
+        "--precision",
+        choices=["no", "bf16"],
+        default="no",
+        help="amago's side only (AMAGO's script runs fp32)",
+    )
     parser.add_argument("--race-seeds", type=int, nargs="*", default=[1, 2])
     parser.add_argument("--race-minutes", type=float, default=12.0, help="time box of one race run")
     parser.add_argument(
@@ -384,7 +391,12 @@ def main() -> None:
         rows += ["", *utilisation]
     if races["AMAGO"] and races["amago"]:
         rows += ["", *race_table(races)]
-    table = "\n".join([header, *rows])
+    flags = [flag for flag, present in recorded_cpu_flags().items() if present]
+    machine = (
+        f"amago precision {args.precision} (AMAGO fp32: its script has no precision option); CPU flags: "
+        f"{' '.join(flags) or 'none of ' + ', '.join(recorded_cpu_flags())}"
+    )
+    table = "\n".join([machine, header, *rows])
     print(table)
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(
