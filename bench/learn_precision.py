@@ -10,7 +10,7 @@ Tasks (the README's learning table, typed as a user types them):
     frozenlake  ``amago run --env frozen-lake --budget 12m``; no target: the val return at the end
 
 Writes ``bench/out/learn_precision/<task>.json`` and ``.md`` (a table per task: env steps to the target, val
-return at equal env steps, final val return, updates, wall minutes, load at start and end) and prints the table.
+return at equal env steps, final return (the end-of-run test record), updates, wall minutes, load at start and end) and prints the table.
 
 Usage:
     uv run python bench/learn_precision.py tmaze30 --seeds 1 2
@@ -106,7 +106,8 @@ def run_pair(task: str, seed: int) -> None:
 
 
 def curve(task: str, precision: str, seed: int) -> dict | None:
-    """Val returns by env steps, updates, wall time and load of one run (None: not run)."""
+    """Val returns (and the end-of-run test return last) by env steps, updates, wall time and load of one run
+    (None: not run)."""
     cwd = OUT / task
     name = run_name(task, precision, seed)
     metrics, meta_path = cwd / "runs" / name / "metrics.jsonl", cwd / f"{name}.run.json"
@@ -118,11 +119,14 @@ def curve(task: str, precision: str, seed: int) -> dict | None:
         final_steps = max(final_steps, int(record.get("total_frames", 0)))
         updates = max(updates, int(record.get("gradient_steps", 0)))
         wall = max(wall, float(record.get(WALL_KEY, 0.0)))  # the run's own clock (start excluded)
-        value = record.get(f"val/{RETURN_KEY}")
-        if value is not None:
-            steps.append(int(record["total_frames"]))
-            returns.append(float(value))
-            walls.append(wall)
+        # val points, then the end-of-run test record as the last point (a --budget run may validate only at
+        # its start, before any update).
+        for kind in ("val", "test"):
+            value = record.get(f"{kind}/{RETURN_KEY}")
+            if value is not None:
+                steps.append(int(record["total_frames"]))
+                returns.append(float(value))
+                walls.append(wall)
     resolved = cwd / "runs" / name / "config.resolved.json"
     if resolved.exists():
         provenance = json.loads(resolved.read_text()).get("_provenance", {})
@@ -156,7 +160,7 @@ def report(task: str, seeds: list[int]) -> str:
         f"### {task}: {' '.join(TASKS[task]['args'])} (CPU flags: {' '.join(cpu_flags()) or 'unknown'})",
         "",
         "| precision | seed | env steps (minutes) to target | val return at "
-        f"{equal:,} env steps | final val return | env steps | updates | wall min | load start→end | rc |",
+        f"{equal:,} env steps | final return (the end-of-run test) | env steps | updates | wall min | load start→end | rc |",
         "|---|---|---|---|---|---|---|---|---|---|",
     ]
     for (precision, seed), c in curves.items():

@@ -19,7 +19,7 @@ its outputs to fp32; the backward runs outside it. Rollouts and the standalone P
 calls inside the same autocast (AMAGO's own rollout caster is ``torch.autocast("cuda")``, a no-op on a CPU: this
 measures its networks in bf16 as a GPU run would compute them, with bf16 instead of fp16). An update's discrete
 decisions (mode picks, the binary advantage filter) are replayed from an fp32 update of the same weights, and the
-number bf16 would have flipped is written as ``out/decision_flips`` (flipped, total): see ``DecisionTape`` in
+number bf16 would have flipped is written as ``out/decision_flips`` (flipped, total): see ``parity_noise.DecisionTape`` in
 ``tests/parity/parity_cases.py``, amago's side of the same rule.
 """
 
@@ -88,30 +88,7 @@ def as_numpy(tensor: torch.Tensor) -> np.ndarray:
 # ------------------------------------------------------------------------------------------------------
 
 
-class DecisionTape:
-    """An update's discrete decisions in call order: recorded in fp32, replayed (and flips counted) in bf16."""
-
-    def __init__(self) -> None:
-        self.decisions: list[torch.Tensor] = []
-        self.replaying = False
-        self.position = 0
-        self.flips = 0
-        self.total = 0
-
-    def decide(self, computed: torch.Tensor) -> torch.Tensor:
-        if not self.replaying:
-            self.decisions.append(computed.detach().clone())
-            return computed
-        if self.position >= len(self.decisions) or self.decisions[self.position].shape != computed.shape:
-            raise RuntimeError("the bf16 run made other decisions than the fp32 run it replays")
-        pinned = self.decisions[self.position]
-        self.position += 1
-        self.flips += int((pinned != computed).sum())
-        self.total += pinned.numel()
-        return pinned
-
-
-_TAPE: DecisionTape | None = None
+_TAPE: parity_noise.DecisionTape | None = None
 """The tape of the update running now (None: decisions as computed, the fp32 harness)."""
 
 
@@ -121,7 +98,7 @@ def decide(computed: torch.Tensor) -> torch.Tensor:
 
 
 @contextlib.contextmanager
-def using(tape: DecisionTape | None):
+def using(tape: parity_noise.DecisionTape | None):
     global _TAPE
     saved, _TAPE = _TAPE, tape
     try:
@@ -337,7 +314,7 @@ def run_update(case: dict, inputs: dict[str, np.ndarray], precision: str, draw: 
     tape = None
     if precision != "no":
         # The decisions of an fp32 update of the same weights (a fresh agent: the update moves its statistics).
-        tape = DecisionTape()
+        tape = parity_noise.DecisionTape()
         fp32_agent = build_agent(case, draw)
         fp32_agent.train()
         pin_filter(fp32_agent)

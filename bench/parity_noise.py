@@ -56,3 +56,34 @@ def fake_randint(*args: object, **kwargs: object) -> torch.Tensor:
         raise NotImplementedError(msg)
     device = kwargs.get("device")
     return indices_for(tuple(size), int(high), device=device)  # type: ignore[arg-type]
+
+
+class DecisionTape:
+    """The discrete decisions of one update, in call order: recorded in an fp32 run, replayed in a bf16 one.
+
+    A mode pick (argmax, ``logits > 0``) or the binary advantage filter (``A > 0``) of a value within bf16's error of
+    the boundary flips with the rounding: the loss then jumps by a whole term, which measures luck, not precision
+    (the multitask Discrete case's advantages are mostly ~1e-4 against bf16 errors of ~5e-3). A bf16 run replays
+    the fp32 run's decisions, as the harness already fixes the noise, and counts how many it would have flipped.
+    """
+
+    def __init__(self) -> None:
+        self.decisions: list[torch.Tensor] = []
+        self.replaying = False
+        self.position = 0
+        self.flips = 0
+        self.total = 0
+
+    def decide(self, computed: torch.Tensor) -> torch.Tensor:
+        """``computed`` when recording; the recorded decision in its place when replaying."""
+        if not self.replaying:
+            self.decisions.append(computed.detach().clone())
+            return computed
+        if self.position >= len(self.decisions) or self.decisions[self.position].shape != computed.shape:
+            msg = "parity harness: the bf16 run made other decisions than the fp32 run it replays; same weights?"
+            raise RuntimeError(msg)
+        pinned = self.decisions[self.position]
+        self.position += 1
+        self.flips += int((pinned != computed).sum())
+        self.total += pinned.numel()
+        return pinned

@@ -12,7 +12,7 @@ function of the policy mean, REDQ subsets a fixed pattern.
 ``compare(..., precision="bf16")`` runs amago's forward under the bf16 autocast its experiment loop uses for the
 update (``torch.autocast(device_type="cpu", dtype=torch.bfloat16)`` around the loss, the backward outside it),
 with the update's discrete decisions (mode picks, the binary advantage filter) replayed from an fp32 run of the
-same weights (:class:`DecisionTape`); inside :func:`recording`, every elementwise comparison also keeps both
+same weights (``parity_noise.DecisionTape``); inside :func:`recording`, every elementwise comparison also keeps both
 arrays, so ``bench/parity_vs_amago.py --precision bf16`` can set amago's bf16 numbers against AMAGO's bf16 and
 AMAGO's fp32 ones.
 """
@@ -411,38 +411,7 @@ def load_amago_weights(agent: torch.nn.Module, reference: dict[str, np.ndarray])
     agent.load_state_dict(mapped_weights(agent, reference), strict=True)
 
 
-class DecisionTape:
-    """The discrete decisions of one update, in call order: recorded in an fp32 run, replayed in a bf16 one.
-
-    A mode pick (argmax, ``logits > 0``) or the binary advantage filter (``A > 0``) of a value within bf16's error of
-    the boundary flips with the rounding: the loss then jumps by a whole term, which measures luck, not precision
-    (the multitask Discrete case's advantages are mostly ~1e-4 against bf16 errors of ~5e-3). A bf16 run replays
-    the fp32 run's decisions, as the harness already fixes the noise, and counts how many it would have flipped.
-    """
-
-    def __init__(self) -> None:
-        self.decisions: list[torch.Tensor] = []
-        self.replaying = False
-        self.position = 0
-        self.flips = 0
-        self.total = 0
-
-    def decide(self, computed: torch.Tensor) -> torch.Tensor:
-        """``computed`` when recording; the recorded decision in its place when replaying."""
-        if not self.replaying:
-            self.decisions.append(computed.detach().clone())
-            return computed
-        if self.position >= len(self.decisions) or self.decisions[self.position].shape != computed.shape:
-            msg = "parity harness: the bf16 run made other decisions than the fp32 run it replays; same weights?"
-            raise RuntimeError(msg)
-        pinned = self.decisions[self.position]
-        self.position += 1
-        self.flips += int((pinned != computed).sum())
-        self.total += pinned.numel()
-        return pinned
-
-
-_tape: ContextVar[DecisionTape | None] = ContextVar("parity_decision_tape", default=None)
+_tape: ContextVar[parity_noise.DecisionTape | None] = ContextVar("parity_decision_tape", default=None)
 
 
 def _decide(computed: torch.Tensor) -> torch.Tensor:
@@ -451,7 +420,7 @@ def _decide(computed: torch.Tensor) -> torch.Tensor:
 
 
 @contextlib.contextmanager
-def _using(tape: DecisionTape | None) -> Iterator[None]:
+def _using(tape: parity_noise.DecisionTape | None) -> Iterator[None]:
     token = _tape.set(tape)
     try:
         yield
@@ -470,13 +439,13 @@ def _pin_filter(agent: Any) -> None:
 
 def _record_decisions(
     case: dict[str, Any], inputs: dict[str, np.ndarray], ref: dict[str, np.ndarray]
-) -> DecisionTape:
+) -> parity_noise.DecisionTape:
     """The decisions of an fp32 update of a fresh agent on the same weights and batch (no backward)."""
     agent = build_amago_agent(case)
     load_amago_weights(agent, ref)
     agent.train()
     _pin_filter(agent)
-    tape = DecisionTape()
+    tape = parity_noise.DecisionTape()
     with deterministic_draws(), _using(tape):
         agent.loss(_torch_batch(inputs))
     tape.replaying = True

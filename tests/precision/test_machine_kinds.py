@@ -69,7 +69,9 @@ def machine(request, monkeypatch) -> str:
     monkeypatch.setattr(setup, "training_device_type", lambda: device)
     real_native = hardware.native_bf16
     monkeypatch.setattr(
-        hardware, "native_bf16", lambda device_type: True if device_type == "cuda" else real_native(device_type)
+        hardware,
+        "native_bf16",
+        lambda device_type: True if device_type == "cuda" else real_native(device_type),
     )
     monkeypatch.setattr(precision_probe, "measure_phases", lambda agent, **_: TIMES)
     return request.param
