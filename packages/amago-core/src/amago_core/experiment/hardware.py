@@ -141,6 +141,11 @@ def _best_time(a: Any, b: Any, repeats: int = 3) -> float:
     return best
 
 
+BF16_MARGIN = 0.95
+"""A phase takes bf16 only where it timed below this share of fp32's time: the start's medians of three calls move
+by a few percent on a busy machine, and a tie goes to fp32 (AMAGO's precision, and the more accurate one)."""
+
+
 @dataclass(frozen=True)
 class PhaseTimes:
     """What a policy step and an update took at start in fp32 and in bf16 (seconds, medians; the update's None
@@ -153,12 +158,17 @@ class PhaseTimes:
 
     @property
     def update_faster_in_bf16(self) -> bool:
-        """Whether a bf16 update measured faster than an fp32 one (False: not timed)."""
+        """Whether a bf16 update measured clearly faster than an fp32 one (False: not timed)."""
         return (
             self.update_fp32 is not None
             and self.update_bf16 is not None
-            and self.update_bf16 < self.update_fp32
+            and self.update_bf16 < BF16_MARGIN * self.update_fp32
         )
+
+    @property
+    def step_faster_in_bf16(self) -> bool:
+        """Whether a bf16 policy step measured clearly faster than an fp32 one."""
+        return self.step_bf16 < BF16_MARGIN * self.step_fp32
 
     def record(self) -> dict[str, dict[str, float]]:
         """Milliseconds, as the provenance keeps them."""
@@ -207,9 +217,10 @@ class PrecisionChoice:
     times: PhaseTimes | None = None
 
     def decided(self, times: PhaseTimes) -> PrecisionChoice:
-        """The choice once the start measured both phases: each takes bf16 only where it was faster."""
+        """The choice once the start measured both phases: each takes bf16 only where it was clearly faster
+        (:data:`BF16_MARGIN`)."""
         update: Precision = "bf16" if times.update_faster_in_bf16 else "no"
-        rollout: Precision = "bf16" if times.step_bf16 < times.step_fp32 else "no"
+        rollout: Precision = "bf16" if times.step_faster_in_bf16 else "no"
         return replace(
             self,
             used=update,
