@@ -6,8 +6,6 @@ policy without memory averages 0.5 at best.
 
 from __future__ import annotations
 
-import time
-
 import pytest
 
 from amago_core.config.sources import load_config
@@ -23,11 +21,11 @@ def test_transformer_agent_solves_a_small_tmaze(tmp_path):
     experiment = Experiment(load_config(base=job, environ={}))
     experiment.start()
     history = stop_when_solved(experiment)
-    start = time.perf_counter()
     try:
         experiment.learn()
     finally:
         experiment.close()
     assert history[-1] >= 0.999, f"not solved in {experiment.epochs} epochs: val returns {history}"
     assert history[0] < 0.999  # it had to learn: the untrained policy does not solve it
-    assert time.perf_counter() - start < 120
+    # No wall-time bound: the job's epochs bound the learning, and how fast it runs is bench/learn.py's figure
+    # (a timed assertion fails on a slow or busy machine, not on a regression).
