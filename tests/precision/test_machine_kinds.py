@@ -77,15 +77,6 @@ def machine(request, monkeypatch) -> str:
     return request.param
 
 
-@pytest.fixture(autouse=True)
-def _fresh_accelerate_state():
-    from accelerate.state import AcceleratorState
-
-    AcceleratorState._reset_state(reset_partial_state=True)
-    yield
-    AcceleratorState._reset_state(reset_partial_state=True)
-
-
 def _job(tmp_path: Path, **optim: Any) -> dict[str, Any]:
     job = json.loads(json.dumps(TINY))
     job["run"]["ckpt_base_dir"] = str(tmp_path / "runs")

@@ -50,14 +50,8 @@ def full_precision() -> Iterator[None]:
     if not active:
         yield
         return
-    token = _suspended.set(active)
-    try:
-        with contextlib.ExitStack() as stack:
-            for device_type, _ in active:
-                stack.enter_context(torch.autocast(device_type, enabled=False))
-            yield
-    finally:
-        _suspended.reset(token)
+    with _switched(active, enabled=False, remembered=active):
+        yield
 
 
 @contextlib.contextmanager
@@ -70,11 +64,30 @@ def network_precision() -> Iterator[None]:
     if not suspended:
         yield
         return
-    token = _suspended.set(())  # a full_precision region inside the network suspends what is on there
+    # Nothing remembered inside: a full_precision region within the network suspends what is on there.
+    with _switched(suspended, enabled=True, remembered=()):
+        yield
+
+
+@contextlib.contextmanager
+def _switched(
+    autocasts: tuple[tuple[str, torch.dtype], ...],
+    *,
+    enabled: bool,
+    remembered: tuple[tuple[str, torch.dtype], ...],
+) -> Iterator[None]:
+    """``autocasts`` turned on (in their dtypes) or off inside the block, with ``remembered`` as the suspended
+    autocasts there."""
+    token = _suspended.set(remembered)
     try:
         with contextlib.ExitStack() as stack:
-            for device_type, dtype in suspended:
-                stack.enter_context(torch.autocast(device_type, dtype=dtype))
+            for device_type, dtype in autocasts:
+                context = (
+                    torch.autocast(device_type, dtype=dtype)
+                    if enabled
+                    else torch.autocast(device_type, enabled=False)
+                )
+                stack.enter_context(context)
             yield
     finally:
         _suspended.reset(token)

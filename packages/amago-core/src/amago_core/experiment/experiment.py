@@ -28,7 +28,7 @@ import contextlib
 import sys
 import time
 from collections.abc import Mapping
-from contextlib import AbstractContextManager, nullcontext
+from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
@@ -371,10 +371,7 @@ class Experiment:
         return self._autocast(self.config.optim.mixed_precision)
 
     def _autocast(self, precision: str) -> AbstractContextManager[Any]:
-        if precision not in ("bf16", "fp16"):
-            return nullcontext()
-        dtype = torch.bfloat16 if precision == "bf16" else torch.float16
-        return torch.autocast(device_type=self.DEVICE.type, dtype=dtype)
+        return precision_probe.autocast_for(self.DEVICE.type, precision)
 
     # ---- setup (AMAGO's start order) -----------------------------------------------------------------------
     def start(self, resume: bool = False) -> None:

@@ -104,10 +104,13 @@ def _median_seconds(call: Callable[[], Any], device: torch.device) -> float:
     return sorted(timings)[len(timings) // 2]
 
 
-def _autocast(device: torch.device, precision: str) -> contextlib.AbstractContextManager[Any]:
-    if precision == "no":
+def autocast_for(device_type: str, precision: str) -> contextlib.AbstractContextManager[Any]:
+    """The autocast of ``precision`` (``bf16``, ``fp16``) on ``device_type``; a no-op for fp32 (``no``)."""
+    if precision not in ("bf16", "fp16"):
         return contextlib.nullcontext()
-    return torch.autocast(device_type=device.type, dtype=torch.bfloat16)
+    return torch.autocast(
+        device_type=device_type, dtype=torch.bfloat16 if precision == "bf16" else torch.float16
+    )
 
 
 def measure_phases(
@@ -163,12 +166,12 @@ def measure_phases(
         with torch.random.fork_rng(devices=cuda):
             agent.train()
             for precision in ("no", "bf16") if time_update else ():
-                with _autocast(device, precision):
+                with autocast_for(device.type, precision):
                     times[f"update_{precision}"] = _median_seconds(update, device)
             agent.eval()
             with torch_threads_while(policy_threads):
                 for precision in ("no", "bf16"):
-                    with _autocast(device, precision):
+                    with autocast_for(device.type, precision):
                         times[f"step_{precision}"] = _median_seconds(act, device)
     finally:
         agent.load_state_dict(saved)
