@@ -5,7 +5,7 @@ separate program (nothing of the project imports AMAGO), from the repository roo
 
     .venv-amago-ref/bin/python bench/amago_gin_configurables.py > tests/compat/fixtures/amago-3.3.0-gin-configurables.json
 
-``tests/compat/test_gin_mapping.py`` compares amago's gin mapping (``amago_core.cli.gin_migration``) with that
+``tests/compat/test_gin_mapping.py`` compares amago's gin mapping (``amago.from_amago.gin``) with that
 file, so the mapping covers every configurable and parameter of this AMAGO version.
 
 How the list is made: AMAGO's source files are read with ``ast``, so a module whose optional dependencies are

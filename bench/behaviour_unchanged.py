@@ -6,7 +6,8 @@
 
 Each run is a real ``amago run`` in its own process with ``--seed`` and one torch thread: the main job (T-Maze,
 ~3 min on 2 cores), frozen-lake sized by ``--smoke`` (its sized config is run into a kept folder, since a smoke
-run removes its own), POPGym CountRecallEasy sized by ``--steps``, and a 2-process accelerate (gloo) run.
+run removes its own), POPGym CountRecallEasy sized by ``--steps``, a 2-process accelerate (gloo) run, and a
+``--seeds 2`` group (two child runs started by the group, each with its own metrics).
 ``compare`` reads every record of each run's ``metrics.jsonl`` with the wall-clock columns dropped (FPS, times)
 and prints, per run, ``identical`` or the first record and key that differ. Runs on one machine compare
 exactly; another CPU (AVX2 against AVX-512) may round differently, so record both sides on the same machine.
@@ -80,6 +81,10 @@ def record(out: Path) -> None:
         "accelerate-2": _accelerate(
             "run", "--env", "tmaze-passive", *common, "--name", "accelerate-2", "--steps", "2k"
         ),
+        "seeds-2": _amago(
+            "run", "--env", "tmaze-passive", "--seeds", "2", "--seed", SEED, *THREADS, "--no-preflight",
+            "--name", "seeds-2", "--steps", "1k",
+        ),  # fmt: skip
     }
     for name, command in runs.items():
         command += ["-o", f"run.ckpt_base_dir={out}"]
@@ -95,8 +100,8 @@ def _records(path: Path) -> list[dict[str, Any]]:
 def compare(before: Path, after: Path) -> int:
     """Prints, per run, ``identical`` or where the metrics first differ; returns the number that differ."""
     differ = 0
-    for metrics in sorted(before.glob("*/metrics.jsonl")):
-        name = metrics.parent.name
+    for metrics in sorted(before.glob("**/metrics.jsonl")):
+        name = metrics.parent.relative_to(before).as_posix()
         other = after / name / "metrics.jsonl"
         if not other.is_file():
             print(f"{name}: missing in {after}")

@@ -31,7 +31,7 @@ from amago.default_job import DEFAULT_JOB
 from amago_core.config.sources import load_config
 from amago_core.experiment import Experiment
 from amago_core.experiment.metrics import AVERAGE_RETURN_KEY
-from amago_core.experiment.plot import plot_run
+from amago_tools.plotting import plot_run
 
 OUT = Path(__file__).parent / "out"
 

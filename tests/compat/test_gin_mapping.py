@@ -1,6 +1,6 @@
 """AMAGO's gin configurables map onto amago's config, completely and correctly; `amago migrate-gin` uses the map.
 
-The mapping (``amago_core.cli.gin_migration``) is checked three ways, so it cannot rot:
+The mapping (``amago.from_amago.gin``) is checked three ways, so it cannot rot:
 
 - every config key and pick it names exists in amago's config: a field of an ``ExperimentConfig`` section, or an
   option of the component its configurable picks (looked up in the installed registries), with a pick's value
@@ -31,9 +31,8 @@ import pytest
 from pydantic import BaseModel
 from typer.testing import CliRunner
 
-from amago_core.cli import gin_migration
-from amago_core.cli.app import app
-from amago_core.cli.gin_migration import (
+from amago.from_amago import gin as gin_migration
+from amago.from_amago.gin import (
     BEGIN_MARKER,
     CONFIGURABLES,
     END_MARKER,
@@ -48,6 +47,7 @@ from amago_core.cli.gin_migration import (
     parse_gin,
     read_gin,
 )
+from amago_core.cli.app import app
 from amago_core.config.experiment import SLOT_KEYS, ExperimentConfig
 from amago_core.config.flat import path_of
 from amago_core.config.resolve import plan_run
@@ -225,7 +225,7 @@ def test_every_parameter_of_every_configurable_is_mapped_in_amagos_order(recorde
             assert "denylist" in row.note, f"{configurable.name}.{row.parameter}: say that gin refuses it"
         if row.fixed:
             default = ast.literal_eval(param["default"])
-            assert gin_migration._plain(row.fixed[0]) == gin_migration._plain(default), (
+            assert gin_migration.plain(row.fixed[0]) == gin_migration.plain(default), (
                 f"{configurable.name}.{row.parameter}: fixed {row.fixed[0]!r}, AMAGO's default {param['default']}"
             )
 
@@ -403,7 +403,7 @@ def test_a_runs_config_txt_translates_completely_into_a_valid_config(config_txt,
         actual: Any = config
         for part in key.split("."):
             actual = getattr(actual, part)
-        assert gin_migration._plain(actual) == value, key
+        assert gin_migration.plain(actual) == value, key
 
 
 def test_a_file_that_cannot_be_read_is_one_line_naming_it(tmp_path):

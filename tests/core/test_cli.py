@@ -237,3 +237,93 @@ def test_show_says_whether_cuda_kernels_are_usable_here(monkeypatch):
     monkeypatch.setattr(kernels, "nvidia_driver_present", lambda: False)
     text = runner.invoke(app, ["show", "traj-encoders", "transformer"], env={"COLUMNS": "300"}).stdout
     assert "flash_attn: installed, but no NVIDIA driver is loaded here" in text
+
+
+def test_a_plugin_adds_a_run_option_and_sees_the_plan(fake_distribution):
+    # The plugin guide's example, as written there: an option on `amago run` and a hook that reads it and the plan.
+    fake_distribution(
+        "amago-plugin-notify",
+        entry_points={"amago": {"notify": "notify_pkg.amago_hooks"}},
+        modules={
+            "notify_pkg/__init__.py": "",
+            "notify_pkg/amago_hooks.py": """
+                from typing import Annotated
+
+                import typer
+
+                from amago_core.hooks import RunOption, hookimpl
+
+
+                @hookimpl
+                def amago_run_options():
+                    return [RunOption("notify", Annotated[str | None, typer.Option("--notify", help="Mail this address at the end.")])]
+
+
+                @hookimpl
+                def amago_run_planned(request):
+                    if request.options["notify"] is not None and request.options["dry_run"]:
+                        print(f"would mail {request.options['notify']} when {request.plan.config.run.name} ends")
+                    return None  # amago run goes on and trains the plan
+            """,
+        },
+    )
+    shown = run_console("run", "--help")
+    assert "--notify" in shown.stdout, shown.stderr
+    result = run_console("run", "--env", "tmaze-passive", "--name", "mine", "--notify", "me@lab", "--dry-run")
+    assert result.returncode == 0, result.stderr
+    first, rest = result.stdout.split("\n", 1)
+    assert first == "would mail me@lab when mine ends"
+    assert json.loads(rest)["run"]["name"] == "mine"  # then amago run printed the plan, as without the plugin
+
+
+def test_a_plugin_run_option_that_is_taken_is_left_out_with_one_line(fake_distribution):
+    fake_distribution(
+        "amago-plugin-clash",
+        entry_points={"amago": {"clash": "clash_pkg.amago_hooks"}},
+        modules={
+            "clash_pkg/__init__.py": "",
+            "clash_pkg/amago_hooks.py": """
+                from typing import Annotated
+
+                import typer
+
+                from amago_core.hooks import RunOption, hookimpl
+
+
+                @hookimpl
+                def amago_run_options():
+                    return [RunOption("seed", Annotated[int | None, typer.Option("--my-seed")])]
+            """,
+        },
+    )
+    result = run_console("run", "--help")
+    assert result.returncode == 0, result.stderr
+    assert "--my-seed" not in result.stdout
+    warning = [line for line in result.stderr.splitlines() if "clash" in line]
+    assert warning == [
+        "amago: warning: plugin amago-plugin-clash:clash adds a `run` option 'seed' that another already has; it "
+        "was left out (rename it in that plugin)."
+    ]
+
+
+def test_a_plugin_takes_the_run_over_with_its_exit_code(fake_distribution, tmp_path):
+    fake_distribution(
+        "amago-plugin-takeover",
+        entry_points={"amago": {"takeover": "takeover_pkg.amago_hooks"}},
+        modules={
+            "takeover_pkg/__init__.py": "",
+            "takeover_pkg/amago_hooks.py": """
+                from amago_core.hooks import hookimpl
+
+
+                @hookimpl
+                def amago_run_begin(request):
+                    print("ran it my way:", request.argv[0])
+                    return 3
+            """,
+        },
+    )
+    result = run_console("run", "--env", "tmaze-passive", "-o", f"run.ckpt_base_dir={tmp_path}")
+    assert result.returncode == 3, result.stderr
+    assert result.stdout.strip() == "ran it my way: run"
+    assert list(tmp_path.iterdir()) == []  # nothing resolved, nothing written

@@ -12,9 +12,9 @@ import pytest
 from typer.testing import CliRunner
 
 from amago_core.cli.app import app
-from amago_core.experiment.compare import ATTEMPT_KEY, compare, group_curve
+from amago_studies.compare import ATTEMPT_KEY, compare, group_curve
 
-rly = pytest.importorskip("rliable.library")  # the dev group installs it (amago-core[compare])
+rly = pytest.importorskip("rliable.library")  # the dev group installs it (amago-studies[compare])
 rly_metrics = pytest.importorskip("rliable.metrics")
 
 runner = CliRunner()
@@ -210,7 +210,7 @@ def test_missing_rliable_names_the_install_command(tmp_path: Path, monkeypatch: 
     result = invoke(str(tmp_path / "a"), "--out", str(tmp_path / "out"))
     assert result.exit_code == 2
     assert result.stderr.strip() == (
-        "amago: error: amago compare needs rliable: pip install 'amago-core[compare]'"
+        "amago: error: amago compare needs rliable: pip install 'amago-studies[compare]'"
     )
 
 

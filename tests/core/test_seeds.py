@@ -12,9 +12,9 @@ import time
 import pytest
 from typer.testing import CliRunner
 
-from amago_core.cli import seeds as seeds_module
 from amago_core.cli.app import app
-from amago_core.cli.seeds import (
+from amago_studies import seeds as seeds_module
+from amago_studies.seeds import (
     SeedGroup,
     connect_overrides,
     parse_seeds,
@@ -228,7 +228,7 @@ def test_sigterm_to_the_driver_stops_its_seeds_the_clean_way(tmp_path):
     driver_code = (
         "import sys\n"
         "from pathlib import Path\n"
-        "from amago_core.cli.seeds import run_seeds\n"
+        "from amago_studies.seeds import run_seeds\n"
         f"folder = Path({str(tmp_path)!r})\n"
         f"command = [sys.executable, '-c', {seed_code!r}]\n"
         "try:\n"

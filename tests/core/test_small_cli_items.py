@@ -41,6 +41,8 @@ def test_amagos_own_distributions_come_from_the_meta_packages_requirements() -> 
         "amago-agents",
         "amago-envs",
         "amago-nets",
+        "amago-studies",
+        "amago-tools",
     ]
 
 
@@ -208,7 +210,7 @@ def test_val_metrics_gets_one_panel_per_metric_in_natural_order() -> None:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    from amago_core.experiment.plot import metric_panels, val_metric_keys
+    from amago_tools.plotting import metric_panels, val_metric_keys
 
     records = _records()
     keys = val_metric_keys(records)
@@ -240,7 +242,7 @@ def test_val_metrics_caps_its_panels_and_says_so() -> None:
     pytest.importorskip("matplotlib")
     import matplotlib.pyplot as plt
 
-    from amago_core.experiment.plot import MAX_PANELS, metric_panels
+    from amago_tools.plotting import MAX_PANELS, metric_panels
 
     records = [{"total_frames": 100 * i, **{f"val/m{j}": float(i * j) for j in range(30)}} for i in range(3)]
     fig = metric_panels(records, [f"val/m{j}" for j in range(30)], title="run")
@@ -253,7 +255,7 @@ def test_val_metrics_caps_its_panels_and_says_so() -> None:
 
 def test_plot_run_writes_the_panel_figure(tmp_path) -> None:
     pytest.importorskip("matplotlib")
-    from amago_core.experiment.plot import plot_run
+    from amago_tools.plotting import plot_run
 
     (tmp_path / "metrics.jsonl").write_text("\n".join(json.dumps(r) for r in _records()) + "\n")
     written = plot_run(tmp_path)
@@ -261,12 +263,12 @@ def test_plot_run_writes_the_panel_figure(tmp_path) -> None:
 
 
 def test_a_finished_run_without_matplotlib_warns_in_one_line(tmp_path, monkeypatch, capsys) -> None:
-    from amago_core.experiment.plot import plot_finished_run, plot_run
+    from amago_tools.plotting import plot_finished_run, plot_run
 
     (tmp_path / "metrics.jsonl").write_text(json.dumps(_records()[0]) + "\n")
     monkeypatch.setitem(sys.modules, "matplotlib", None)  # `import matplotlib` now fails as if not installed
     with pytest.raises(
-        MissingOptionalDependencyError, match=r"needs matplotlib: pip install 'amago-core\[plot\]'"
+        MissingOptionalDependencyError, match=r"needs matplotlib: pip install 'amago-tools\[plot\]'"
     ):
         plot_run(tmp_path)
     assert plot_finished_run(tmp_path) == []

@@ -22,9 +22,9 @@ from typer.testing import CliRunner
 
 optuna = pytest.importorskip("optuna")
 
-from amago_core.cli import sweep as sweep_module  # noqa: E402
 from amago_core.cli.app import app  # noqa: E402
-from amago_core.cli.sweep import (  # noqa: E402
+from amago_studies import sweep as sweep_module  # noqa: E402
+from amago_studies.sweep import (  # noqa: E402
     SweepDriver,
     SweepFolder,
     SweepSettings,
@@ -33,7 +33,7 @@ from amago_core.cli.sweep import (  # noqa: E402
     score,
     study_objects,
 )
-from amago_core.cli.sweep_spec import Param, SweepSpec  # noqa: E402
+from amago_studies.sweep_spec import Param, SweepSpec  # noqa: E402
 
 runner = CliRunner()
 METRIC = "val/Average Total Return (Across All Env Names)"
@@ -451,7 +451,9 @@ def test_missing_optuna_names_the_install_command(tmp_path, monkeypatch):
     args = ["sweep", "--space", str(file), "-o", f"run.ckpt_base_dir={tmp_path}", "--name", "s"]
     result = runner.invoke(app, args)
     assert result.exit_code != 0
-    assert result.stderr.strip() == "amago: error: amago sweep needs optuna: pip install 'amago-core[sweep]'"
+    assert (
+        result.stderr.strip() == "amago: error: amago sweep needs optuna: pip install 'amago-studies[sweep]'"
+    )
     assert not (tmp_path / "s").exists()  # said before anything was written
 
 

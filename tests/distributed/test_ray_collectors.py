@@ -29,7 +29,7 @@ from tests.experiment.conftest import learnable_tmaze_job, stop_when_solved
 # As amago's collector does (before Ray is first imported): workers run this interpreter, not `uv run` in a copy
 # of the checkout (which syncs a fresh venv per worker start: minutes under load).
 os.environ.setdefault("RAY_ENABLE_UV_RUN_RUNTIME_ENV", "0")
-ray = pytest.importorskip("ray", reason="the ray extra is not installed (pip install 'amago-core[ray]')")
+ray = pytest.importorskip("ray", reason="the ray extra is not installed (pip install amago-ray)")
 cluster_utils = pytest.importorskip("ray.cluster_utils")
 
 ACTORS = 4
@@ -183,7 +183,7 @@ def test_a_killed_actor_is_restarted_and_no_file_is_written_twice_or_half(tmp_pa
 
 
 def test_write_files_rejects_damaged_and_misnamed_files_and_never_overwrites(tmp_path):
-    from amago_core.distributed.ray_collector import ShippedFile, digest, write_files
+    from amago_ray.collector import ShippedFile, digest, write_files
 
     good = b"payload"
     files = [
@@ -234,7 +234,7 @@ def test_doctor_says_when_the_ray_extra_is_missing(monkeypatch):
     )
     report = doctor.DoctorReport()
     doctor.check_ray(report)
-    assert report.notes == ["ray: not installed (needed for ray.actors > 0: pip install 'amago-core[ray]')"]
+    assert report.notes == ["ray: not installed (needed for ray.actors > 0: pip install amago-ray)"]
 
 
 @pytest.mark.slow

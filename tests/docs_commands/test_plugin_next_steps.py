@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from amago_core.cli.plugin_new import InstallEnvironment, PluginRequest, next_steps
+from amago_tools.plugin_new import InstallEnvironment, PluginRequest, next_steps
 
 REPO = Path(__file__).resolve().parents[2]
 REQUEST = PluginRequest.parse("traj-encoders", "my_lstm")

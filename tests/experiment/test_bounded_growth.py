@@ -17,14 +17,8 @@ import pytest
 
 from amago_core.data.dataset import DatasetNotReadyError
 from amago_core.data.disk_buffer import CorruptTrajFileWarning, DiskTrajDataset
-from amago_core.experiment.plot import (
-    MAX_POINTS,
-    curves_from_records,
-    plot_run,
-    read_curves,
-    read_metrics,
-)
-from amago_core.hooks.jsonl_logger import JsonlLogBackend, field_text, record_epoch
+from amago_core.hooks.jsonl_logger import JsonlLogBackend, field_text, read_metrics, record_epoch
+from amago_tools.plotting import MAX_POINTS, curves_from_records, plot_run, read_curves
 
 # --- quarantine -----------------------------------------------------------------------------------------------
 

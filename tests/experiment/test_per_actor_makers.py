@@ -118,7 +118,7 @@ def test_a_count_the_suite_cannot_split_fails_before_any_env_is_built() -> None:
 def test_ray_actor_shares_keep_global_actor_indices() -> None:
     """3 Ray actors x 2 envs, 3 groups: each share is its slice of 6 actors (2 alone would not divide)."""
     pytest.importorskip("ray", reason="the ray extra is not installed")
-    from amago_core.distributed.ray_collector import actor_env_makers
+    from amago_ray.collector import actor_env_makers
 
     config = ExperimentConfig.model_validate({"ray": {"actors": 3, "envs_per_actor": 2}})
     maker = suite_makers(PinnedSuite(groups=3))["train"]

@@ -11,8 +11,8 @@ import sys
 import pytest
 
 from amago_core.experiment.metrics import AVERAGE_RETURN_KEY, train_return_metrics
-from amago_core.experiment.plot import read_curves, val_metric_keys
 from amago_core.experiment.progress import EpochReport, RunProgress, duration
+from amago_tools.plotting import read_curves, val_metric_keys
 
 
 @pytest.mark.slow

@@ -8,7 +8,6 @@ import os
 import pytest
 
 from amago_core.experiment.metrics import AVERAGE_RETURN_KEY, policy_metrics
-from amago_core.experiment.plot import plot_run, read_metrics
 from amago_core.experiment.run_dir import (
     PROGRESS_FILE,
     RunPaths,
@@ -16,6 +15,8 @@ from amago_core.experiment.run_dir import (
     atomic_write_json,
     replace_dir,
 )
+from amago_core.hooks.jsonl_logger import read_metrics
+from amago_tools.plotting import plot_run
 
 
 def test_atomic_write_leaves_the_old_file_when_the_writer_crashes(tmp_path):

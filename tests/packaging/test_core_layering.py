@@ -13,8 +13,7 @@ The layers, lowest first (a module may import its own subpackage and any subpack
 6. ``rollout``: the env contract (``AMAGOEnv``, pools). It builds timesteps from ``data``, so it sits above it
    (the architecture's "data / rollout" layer, split because rollout imports data and not the reverse).
 7. ``experiment``: the loop, which assembles everything below.
-8. ``policy`` | ``distributed``: a saved policy loaded for acting or export, and Ray collectors; both use the
-   loop's parts. They are siblings: neither may import the other.
+8. ``policy``: a saved policy loaded for acting, built from the loop's parts.
 9. ``testing``: the conformance kit plugin authors run (``check_component``, the pytest fixtures). It may use
    every layer to check a component; the library itself never imports its own test kit.
 10. ``cli``: the ``amago`` command, the top: it may use everything, nothing imports it.
@@ -56,7 +55,7 @@ LAYERS: tuple[frozenset[str], ...] = (
     frozenset({"data"}),
     frozenset({"rollout"}),
     frozenset({"experiment"}),
-    frozenset({"policy", "distributed"}),
+    frozenset({"policy"}),
     frozenset({"testing"}),
     frozenset({"cli"}),
 )

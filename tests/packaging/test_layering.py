@@ -17,12 +17,23 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
-FIRST_PARTY = ("amago_core", "amago_nets", "amago_agents", "amago_envs")
+FIRST_PARTY = (
+    "amago_core",
+    "amago_nets",
+    "amago_agents",
+    "amago_envs",
+    "amago_tools",
+    "amago_studies",
+    "amago_ray",
+)
 ALLOWED_BELOW = {
     "amago-core": set(),
     "amago-nets": {"amago_core"},
     "amago-agents": {"amago_core", "amago_nets"},
     "amago-envs": {"amago_core"},
+    "amago-tools": {"amago_core"},
+    "amago-studies": {"amago_core", "amago_tools"},
+    "amago-ray": {"amago_core"},
 }
 """Distribution -> the first-party top-level modules it may import (besides its own)."""
 

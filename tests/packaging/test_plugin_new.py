@@ -27,7 +27,7 @@ from packaging.requirements import Requirement
 from typer.testing import CliRunner
 
 from amago_core.cli.app import app
-from amago_core.cli.plugin_new import GROUP_TEMPLATES, PLACEHOLDER, PluginRequest, render
+from amago_tools.plugin_new import GROUP_TEMPLATES, PLACEHOLDER, PluginRequest, render
 
 REPO = Path(__file__).resolve().parents[2]
 GENERATED = {
@@ -404,15 +404,17 @@ def test_generated_plugins_install_pass_their_own_tests_and_are_listed(tmp_path)
 
 
 @pytest.mark.slow
-def test_the_amago_core_wheel_ships_the_templates(tmp_path):
+def test_the_amago_tools_wheel_ships_the_templates(tmp_path):
     uv = shutil.which("uv")
     if uv is None:
-        pytest.skip("uv is not on PATH; this test builds amago-core's wheel with uv")
-    _run(uv, "build", "--quiet", "--wheel", "--out-dir", str(tmp_path), str(REPO / "packages" / "amago-core"))
-    (wheel,) = tmp_path.glob("amago_core-*.whl")
-    source = REPO / "packages" / "amago-core" / "src"
+        pytest.skip("uv is not on PATH; this test builds amago-tools' wheel with uv")
+    _run(
+        uv, "build", "--quiet", "--wheel", "--out-dir", str(tmp_path), str(REPO / "packages" / "amago-tools")
+    )
+    (wheel,) = tmp_path.glob("amago_tools-*.whl")
+    source = REPO / "packages" / "amago-tools" / "src"
     templates = {
-        p.relative_to(source).as_posix() for p in (source / "amago_core/cli/plugin_templates").rglob("*.tmpl")
+        p.relative_to(source).as_posix() for p in (source / "amago_tools/plugin_templates").rglob("*.tmpl")
     }
     assert len(templates) >= 3 + 3 * len(GENERATED)
     with zipfile.ZipFile(wheel) as archive:

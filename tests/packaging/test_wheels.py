@@ -24,7 +24,16 @@ from packaging.version import Version
 
 REPO = Path(__file__).resolve().parents[2]
 TORCH_FREE_DEPENDENCIES = ["pydantic>=2.7", "typer>=0.12", "rich>=13", "pluggy>=1.5", "pyyaml>=6"]
-INTERNAL = ("amago", "amago-core", "amago-nets", "amago-agents", "amago-envs")
+INTERNAL = (
+    "amago",
+    "amago-core",
+    "amago-nets",
+    "amago-agents",
+    "amago-envs",
+    "amago-tools",
+    "amago-studies",
+    "amago-ray",
+)
 """amago's own distributions: whoever depends on one names a range of compatible versions."""
 PROJECTS = {
     "amago": REPO,
@@ -32,7 +41,7 @@ PROJECTS = {
     **{p.name: p for p in sorted((REPO / "plugins-examples").iterdir()) if (p / "pyproject.toml").is_file()},
 }
 """Every distribution of the workspace -> its folder."""
-OPTIONAL_IN_CORE = {"wandb": "wandb", "plot": "matplotlib"}
+OPTIONAL_IN_CORE = {"wandb": "wandb"}
 """amago-core extra -> the library that only it brings."""
 
 
@@ -127,7 +136,7 @@ def test_wheels_install_and_list_without_torch(tmp_path, wheels):
         [
             str(python),
             "-c",
-            "from amago_core.optional import require; require('matplotlib', 'plot', 'plots')",
+            "from amago_core.optional import require; require('matplotlib', 'plot', 'plots', 'amago-tools')",
         ],
         capture_output=True,
         text=True,
@@ -138,7 +147,7 @@ def test_wheels_install_and_list_without_torch(tmp_path, wheels):
     assert (
         missing.stderr.strip()
         .splitlines()[-1]
-        .endswith("plots needs matplotlib: pip install 'amago-core[plot]'")
+        .endswith("plots needs matplotlib: pip install 'amago-tools[plot]'")
     )
 
 

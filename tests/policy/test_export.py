@@ -13,14 +13,15 @@ import torch
 from typer.testing import CliRunner
 
 from amago_core.cli.app import app
-from amago_core.policy import export as export_module
-from amago_core.policy import export_policy, load_policy
+from amago_core.policy import load_policy
 from amago_core.policy import recorded as recorded_module
 from amago_core.policy.memory import MemoryLayout
 from amago_envs.suites.tmaze import TMaze
 from amago_nets import traj_transformer
 from amago_nets.base import dones_as_mask
 from amago_nets.kv_cache import KVCache
+from amago_tools import export as export_module
+from amago_tools.export import export_policy
 
 KV_CACHE_MEMORY = ["memory.keys", "memory.values", "memory.lengths", "memory.envs", "memory.rows"]
 
@@ -201,7 +202,7 @@ def test_cli_errors_are_one_line(trained_run, tmp_path, monkeypatch):
     monkeypatch.setattr(export_module, "onnx_available", lambda: False)
     only_onnx = invoke(trained_run("ff"), "--out", tmp_path, "--format", "onnx")
     assert only_onnx.exit_code == 2
-    assert only_onnx.output.strip().endswith('pip install "amago-core[export]"')
+    assert only_onnx.output.strip().endswith('pip install "amago-tools[export]"')
 
 
 def test_cli_a_partial_export_succeeds_with_one_line_naming_what_it_skipped(
@@ -212,7 +213,7 @@ def test_cli_a_partial_export_succeeds_with_one_line_naming_what_it_skipped(
     assert both.exit_code == 0, both.output
     assert f"wrote {tmp_path / 'policy_step.pt'}" in both.stdout
     assert both.stderr == (
-        'amago: warning: skipped onnx: ONNX needs onnx, onnxscript, onnxruntime: pip install "amago-core[export]"\n'
+        'amago: warning: skipped onnx: ONNX needs onnx, onnxscript, onnxruntime: pip install "amago-tools[export]"\n'
     )
     assert sorted(p.name for p in tmp_path.iterdir()) == ["policy_step.json", "policy_step.pt"]
 

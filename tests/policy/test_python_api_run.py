@@ -8,9 +8,10 @@ import numpy as np
 import pytest
 
 from amago_core.experiment import Experiment
-from amago_core.policy import PolicyLoadError, export_policy, load_policy
+from amago_core.policy import PolicyLoadError, load_policy
 from amago_core.rollout import AMAGOEnv
 from amago_envs.suites.tmaze import TMaze
+from amago_tools.export import export_policy
 
 
 def make_env():

@@ -566,7 +566,7 @@ def check_loaded_policy(run: ProbedExperiment, case: Case) -> None:
 
 def check_export(run_dir: Path, out: Path, *, cli: bool) -> None:
     """The policy step exports to TorchScript and matches the eager agent on the recorded check steps."""
-    from amago_core.policy import export as export_module
+    from amago_tools import export as export_module
 
     if cli:
         from typer.testing import CliRunner

@@ -1,7 +1,8 @@
 """Bringing AMAGO v3.3.0 run folders into amago: weights, gin config and a run folder ``amago.load_policy`` reads.
 
 The command is ``amago import-amago AMAGO_RUN_DIR [OUT]``; :func:`amago_state_dict_to_amago` maps a state dict
-alone. Nothing here imports AMAGO or unpickles objects: checkpoints are read as tensors only.
+alone. AMAGO's gin files are read by :mod:`amago.from_amago.gin`, which ``amago migrate-gin`` uses too. Nothing
+here imports AMAGO or unpickles objects: checkpoints are read as tensors only.
 """
 
 from __future__ import annotations

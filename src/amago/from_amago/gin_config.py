@@ -2,37 +2,37 @@
 
 gin writes one ``Configurable.parameter = value`` line per parameter the run used, grouped under
 ``# Parameters for Configurable:`` headers; values are Python literals, ``@Name`` references or ``%MACROS``.
-This module reads that text without gin (and without AMAGO), decides which timestep encoder, trajectory
-encoder and agent the run used, and translates their options into the tables amago's ``tstep_encoder``,
-``traj_encoder`` and ``agent`` slots take. Bindings that only affect training data, logging or the env
-(``Experiment``, datasets, exploration) are left out; a binding that changes the networks and has no
-amago counterpart stops the import with one line naming it.
+The text is read by the same gin reader as ``amago migrate-gin`` (:mod:`amago.from_amago.gin`), and every
+parameter's amago key comes from the same mapping, so the two commands cannot disagree on what a binding means.
+What is this module's own: which timestep encoder, trajectory encoder and agent the run used, AMAGO's defaults
+for a trimmed config, and what an imported policy cannot carry. Bindings that only affect training data,
+logging or the env (``Experiment``, datasets, exploration) are left out; a binding that changes the networks and
+has no amago counterpart stops the import with one line naming it.
 """
 
 from __future__ import annotations
 
-import ast
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-__all__ = ["AmagoConfigError", "AmagoRunConfig", "parse_gin", "read_config", "translate"]
+from amago.from_amago.gin import (
+    BY_NAME,
+    CONVERSIONS,
+    GinStatement,
+    GinSyntaxError,
+    Reference,
+    read_gin,
+    resolve_macros,
+)
+
+__all__ = ["AmagoConfigError", "AmagoRunConfig", "read_config", "sections", "translate"]
 
 
 class AmagoConfigError(ValueError):
     """An AMAGO config that cannot be translated (the message is one line and says what to do)."""
-
-
-@dataclass(frozen=True)
-class Reference:
-    """A gin ``@Name`` (or ``@Name()``) value: a class or function chosen by name."""
-
-    name: str
-
-    @property
-    def short(self) -> str:
-        return self.name.rsplit(".", 1)[-1].removesuffix("()")
 
 
 @dataclass
@@ -66,58 +66,42 @@ class AmagoRunConfig:
         return table
 
 
-_BINDING = re.compile(
-    r"^(?:(?P<scope>[\w./]+)/)?(?P<target>[\w.]+)\.(?P<param>\w+)\s*=\s*(?P<value>.*)$", re.S
-)
+# gin heads each configurable it called with a comment, even one whose parameters were all left alone
+# ("# None."): that still says which class the run used. The gin reader drops comments, so they are read here.
+_HEADER = re.compile(r"^# Parameters for ([\w./]+):\s*$", flags=re.M)
 
 
-def _value(text: str) -> Any:
-    text = text.strip()
-    if text.startswith("@"):
-        return Reference(text[1:])
-    if text.startswith("%"):
-        return Reference(text)
-    try:
-        return ast.literal_eval(text)
-    except (ValueError, SyntaxError):
-        return Reference(text)
+def sections(statements: Iterable[GinStatement], text: str = "") -> dict[str, dict[str, Any]]:
+    """``{Configurable: {parameter: value}}`` from the statements of gin's operative config, macros resolved.
 
+    Module paths are dropped (``amago.nets.traj_encoders.TformerTrajEncoder`` → ``TformerTrajEncoder``); a scoped
+    binding is kept under ``scope/Configurable``.
 
-def parse_gin(text: str) -> dict[str, dict[str, Any]]:
-    """``{Configurable: {parameter: value}}`` from gin's operative config text.
-
-    Module paths and scopes are dropped (``amago.nets.traj_encoders.TformerTrajEncoder`` →
-    ``TformerTrajEncoder``); a scoped binding is kept under ``scope/Configurable``.
+    Args:
+        statements: what :func:`~amago.from_amago.gin.read_gin` read from the file.
+        text: the file's text, whose ``# Parameters for X:`` headers list every configurable the run called.
     """
-    statements: list[str] = []
-    depth = 0
-    for raw in text.splitlines():
-        line = raw.split("#", 1)[0] if not raw.lstrip().startswith(("'", '"')) else raw
-        if not line.strip():
-            continue
-        if depth > 0 or (statements and raw[:1].isspace()):
-            statements[-1] += "\n" + line
-        else:
-            statements.append(line)
-        depth += line.count("[") + line.count("(") + line.count("{")
-        depth -= line.count("]") + line.count(")") + line.count("}")
-        depth = max(depth, 0)
+    statements = list(statements)
     bindings: dict[str, dict[str, Any]] = {}
-    # gin heads each configurable it called with a comment, even one whose parameters were all left alone
-    # ("# None."): that still says which class the run used.
-    for header in re.findall(r"^# Parameters for ([\w./]+):\s*$", text, flags=re.M):
+    for header in _HEADER.findall(text):
         bindings.setdefault(header.rsplit(".", 1)[-1], {})
+    macros = {statement.target: statement for statement in statements if statement.parameter is None}
     for statement in statements:
-        if statement.lstrip().startswith(("import ", "include ")):
+        if statement.parameter is None:
             continue
-        match = _BINDING.match(statement.strip())
-        if match is None:
-            continue
-        target = match["target"].rsplit(".", 1)[-1]
-        if match["scope"]:
-            target = f"{match['scope']}/{target}"
-        bindings.setdefault(target, {})[match["param"]] = _value(match["value"])
+        target = statement.target.rpartition(".")[2]
+        if statement.scope:
+            target = f"{statement.scope}/{target}"
+        try:
+            value = resolve_macros(statement.value, macros)
+        except ValueError:
+            value = statement.value  # an undefined macro stops the import only where a network reads it
+        bindings.setdefault(target, {})[statement.parameter] = value
     return bindings
+
+
+def _short(reference: Reference) -> str:
+    return reference.name.rpartition(".")[2]
 
 
 # AMAGO's own configurables that only shape data, rollouts, logging or envs: nothing an imported policy needs.
@@ -151,22 +135,60 @@ _UNSUPPORTED = {
     "as continuous ones with -o agent.discrete_like_continuous=true: retrain with that)",
 }
 
-_NORMS = {None: "none", "none": "none", "layer": "layer", "rmsnorm": "rmsnorm", "unitball": "unitball"}
-_NORMS |= {"hypersphere": "hypersphere", "simnorm": "simnorm"}
+_NORMS = ("none", "layer", "rmsnorm", "unitball", "hypersphere", "simnorm")
+"""The normalisations amago has, by the names AMAGO's ``norm`` options take (AMAGO's None is ``"none"``)."""
 
 
-def _norm(value: Any, where: str) -> str:
-    if value in _NORMS:
-        return _NORMS[value]
-    msg = f"config.txt sets {where} = {value!r}, a normalisation amago does not have; retrain with one of {sorted(k for k in _NORMS if k)}."
-    raise AmagoConfigError(msg)
+def _settings(bindings: dict[str, dict[str, Any]], name: str, slot: str) -> Iterable[tuple[str, str, Any]]:
+    """``(parameter, key, value)`` for each binding of configurable ``name`` that the gin mapping makes a setting
+    under ``slot`` (``key`` relative to it, ``value`` converted to amago's meaning)."""
+    configurable = BY_NAME.get(name)
+    for parameter, value in bindings.get(name, {}).items():
+        row = configurable.parameter(parameter) if configurable is not None else None
+        if row is None or row.kind != "setting" or row.key is None or not row.key.startswith(f"{slot}."):
+            continue
+        converted = value
+        if row.convert is not None:
+            try:
+                converted = CONVERSIONS[row.convert].apply(value)
+            except ValueError as exc:
+                msg = f"config.txt sets {name}.{parameter} = {value!r}: {exc}; fix the binding (AMAGO could not have built this run)."
+                raise AmagoConfigError(msg) from None
+        if row.convert == "norm" and converted not in _NORMS:
+            msg = f"config.txt sets {name}.{parameter} = {value!r}, a normalisation amago does not have; retrain with one of {sorted(_NORMS)}."
+            raise AmagoConfigError(msg)
+        yield parameter, row.key.removeprefix(f"{slot}."), converted
 
 
-def _take(section: dict[str, Any], names: dict[str, str], out: dict[str, Any]) -> None:
-    """Copies ``section[amago_name]`` into ``out[amago_name]`` for the mapped names that are set."""
-    for amago_name, ours in names.items():
-        if amago_name in section:
-            out[ours] = section[amago_name]
+def _nested(flat: Iterable[tuple[str, Any]], into: dict[str, Any] | None = None) -> dict[str, Any]:
+    """Dotted keys as nested tables (``popart.beta`` → ``{"popart": {"beta": ...}}``), merged into ``into``."""
+    table = {} if into is None else into
+    for key, value in flat:
+        *parents, last = key.split(".")
+        inner = table
+        for part in parents:
+            inner = inner.setdefault(part, {})
+        inner[last] = value
+    return table
+
+
+def _options(
+    bindings: dict[str, dict[str, Any]], name: str, slot: str, into: dict[str, Any] | None = None
+) -> dict[str, Any]:
+    """The amago options that configurable ``name``'s bindings set under ``slot``, as a nested table (merged into
+    ``into``)."""
+    return _nested(((key, value) for _, key, value in _settings(bindings, name, slot)), into)
+
+
+def _picks(name: str, slot: str) -> dict[str, Any]:
+    """What picks configurable ``name`` under ``slot`` in amago (``Actor``: ``{"type": "plain"}``)."""
+    configurable = BY_NAME[name]
+    return _nested((k.removeprefix(f"{slot}."), v) for k, v in configurable.picks if k.startswith(f"{slot}."))
+
+
+def _component(bindings: dict[str, dict[str, Any]], name: str, slot: str) -> dict[str, Any]:
+    """Configurable ``name`` as the table of ``slot``: its picks, then its bindings' options."""
+    return _options(bindings, name, slot, into=_picks(name, slot))
 
 
 def _tstep(bindings: dict[str, dict[str, Any]]) -> dict[str, Any]:
@@ -176,54 +198,42 @@ def _tstep(bindings: dict[str, dict[str, Any]]) -> dict[str, Any]:
         raise AmagoConfigError(msg)
     if found == ["CNNTstepEncoder"]:
         return _cnn_tstep(bindings)
-    section = bindings.get("FFTstepEncoder", {})
-    table: dict[str, Any] = {"kind": "ff"}
-    _take(
-        section,
-        {
-            "n_layers": "n_layers",
-            "d_hidden": "d_hidden",
-            "d_output": "d_output",
-            "activation": "activation",
-            "normalize_inputs": "normalize_inputs",
-            "hide_rl2s": "hide_rl2s",
-            "auto_scale": "auto_scale",
-        },
-        table,
-    )
+    table = _component(bindings, "FFTstepEncoder", "tstep_encoder")
     # AMAGO's FFTstepEncoder defaults where the config omits them (gin lists every parameter a run used,
     # so these only matter for hand-written or trimmed configs).
-    table.setdefault("n_layers", 2)
-    table.setdefault("d_hidden", 512)
-    table.setdefault("d_output", 256)
-    table["norm"] = _norm(section.get("norm"), "FFTstepEncoder.norm")
-    table["out_norm"] = _norm(section.get("out_norm", "layer"), "FFTstepEncoder.out_norm")
-    keys = section.get("specify_obs_keys")
-    if keys is not None:
-        table["obs_keys"] = tuple(keys)
+    for key, value in {
+        "n_layers": 2,
+        "d_hidden": 512,
+        "d_output": 256,
+        "norm": "none",
+        "out_norm": "layer",
+    }.items():
+        table.setdefault(key, value)
     return table
 
 
-# CNNTstepEncoder parameters amago's ``cnn`` encoder takes under the same name (AMAGO's defaults are amago's).
-_CNN_OPTIONS = (
-    "obs_key",
-    "channels_first",
-    "img_features",
-    "rl2_features",
-    "d_output",
-    "activation",
-    "hide_rl2s",
-    "drqv2_aug",
-    "aug_pct_of_batch",
-)
-_CNN_BACKBONES = ("NatureishCNN", "IMPALAishCNN", "GridworldCNN", "DrQCNN")
-# AMAGO's backbones with plain convolutions: amago's cnn_type, and AMAGO's defaults of the options it takes
-# (amago's cnn_<option> fields; a value equal to AMAGO's default is left unset, as amago's default is the same).
-_CONV_BACKBONES: dict[str, tuple[str, dict[str, tuple[int, ...]]]] = {
-    "NatureishCNN": ("nature", {"channels": (32, 64, 64), "kernels": (8, 4, 3), "strides": (4, 2, 1)}),
-    "GridworldCNN": ("gridworld", {"channels": (16, 32, 48), "kernels": (2, 2, 2), "strides": (1, 1, 1)}),
-    "DrQCNN": ("drq", {}),
+_CNN_TYPE = next(row for row in BY_NAME["CNNTstepEncoder"].parameters if row.parameter == "cnn_type")
+"""The mapping's row of ``CNNTstepEncoder.cnn_type``: the backbones it takes and the ``cnn_type`` each is."""
+# AMAGO's layers of its backbones with plain convolutions: a value equal to AMAGO's default is left unset, as
+# amago's default is the same.
+_AMAGO_CONV_LAYERS: dict[str, dict[str, tuple[int, ...]]] = {
+    "NatureishCNN": {"channels": (32, 64, 64), "kernels": (8, 4, 3), "strides": (4, 2, 1)},
+    "GridworldCNN": {"channels": (16, 32, 48), "kernels": (2, 2, 2), "strides": (1, 1, 1)},
 }
+
+
+def _backbones() -> tuple[str, ...]:
+    """AMAGO's CNN classes a ``CNNTstepEncoder.cnn_type`` may name, gin configurables or not (``DrQCNN``)."""
+    return _CNN_TYPE.choices + tuple(path.rpartition(".")[2] for path, _ in _CNN_TYPE.unregistered)
+
+
+def _cnn_type(backbone: str) -> str | None:
+    """amago's ``cnn_type`` of AMAGO's CNN class ``backbone``, or None for a class of the script's own."""
+    if backbone in BY_NAME:
+        return next((value for key, value in BY_NAME[backbone].picks if key == _CNN_TYPE.key), None)
+    return next(
+        (value for path, value in _CNN_TYPE.unregistered if path.rpartition(".")[2] == backbone), None
+    )
 
 
 def _cnn_backbone(bindings: dict[str, dict[str, Any]]) -> str:
@@ -231,164 +241,117 @@ def _cnn_backbone(bindings: dict[str, dict[str, Any]]) -> str:
     passed from Python is not printed as a value), else AMAGO's default ``NatureishCNN``."""
     ref = bindings["CNNTstepEncoder"].get("cnn_type")
     if isinstance(ref, Reference):
-        return ref.short
-    return next((name for name in _CNN_BACKBONES if name in bindings), "NatureishCNN")
+        return _short(ref)
+    return next((name for name in _backbones() if name in bindings), "NatureishCNN")
 
 
 def _cnn_tstep(bindings: dict[str, dict[str, Any]]) -> dict[str, Any]:
-    """AMAGO's ``CNNTstepEncoder`` as amago's ``cnn`` tstep encoder (NatureishCNN → nature, IMPALAishCNN → impala,
-    GridworldCNN → gridworld, DrQCNN → drq; channels, kernels and strides → cnn_channels, cnn_kernels, cnn_strides)."""
-    section = bindings["CNNTstepEncoder"]
-    for param in section:
-        if param not in (*_CNN_OPTIONS, "out_norm", "cnn_type"):
+    """AMAGO's ``CNNTstepEncoder`` as amago's ``cnn`` tstep encoder, its backbone as ``cnn_type`` and the
+    backbone's options (both through the gin mapping)."""
+    encoder = BY_NAME["CNNTstepEncoder"]
+    for param in bindings["CNNTstepEncoder"]:
+        row = encoder.parameter(param)
+        if row is None or row.kind not in ("setting", "choice"):
             msg = f"config.txt sets CNNTstepEncoder.{param}, which amago's cnn timestep encoder does not have; import-amago cannot bring this run (remove the binding if it is not AMAGO v3.3.0's)."
             raise AmagoConfigError(msg)
-    table: dict[str, Any] = {"kind": "cnn"}
-    _take(section, {name: name for name in _CNN_OPTIONS}, table)
-    table.setdefault("img_features", 256)
-    table.setdefault("rl2_features", 12)
-    table.setdefault("d_output", 256)
-    table["out_norm"] = _norm(section.get("out_norm", "layer"), "CNNTstepEncoder.out_norm")
+    table = _component(bindings, "CNNTstepEncoder", "tstep_encoder")
+    for key, value in {"img_features": 256, "rl2_features": 12, "d_output": 256, "out_norm": "layer"}.items():
+        table.setdefault(key, value)
     if table.get("activation") == "adaptive":
         # AMAGO's CNN calls one SlowAdaptiveRational for every layer of its backbone; amago's IMPALA blocks
         # and the weight mapping keep one per block, so the coefficients cannot be placed.
         msg = "config.txt sets CNNTstepEncoder.activation = 'adaptive', whose learned coefficients import-amago does not map; retrain with a fixed activation (leaky_relu, relu, gelu, mish)."
         raise AmagoConfigError(msg)
     backbone = _cnn_backbone(bindings)
-    options = bindings.get(backbone, {})
-    if backbone in _CONV_BACKBONES:
-        cnn_type, defaults = _CONV_BACKBONES[backbone]
-        table["cnn_type"] = cnn_type
-        for param, value in options.items():
-            if param not in defaults:
-                msg = f"config.txt sets {backbone}.{param}, which amago's {cnn_type} CNN does not have; import-amago cannot bring this run."
-                raise AmagoConfigError(msg)
-            if (
-                not isinstance(value, (list, tuple))
-                or len(value) < 3
-                or (backbone == "NatureishCNN" and len(value) != 3)
-                or not all(isinstance(v, int) for v in value)
-            ):
-                msg = f"config.txt sets {backbone}.{param} = {value!r}, but AMAGO's {backbone} takes a list of 3 ints; fix the binding (AMAGO could not have built this run)."
-                raise AmagoConfigError(msg)
-            # AMAGO's backbones build three convolutions from the first three entries (NatureishCNN asserts
-            # exactly three; GridworldCNN ignores the rest).
-            layers = tuple(int(v) for v in value[:3])
-            if layers != defaults[param]:
-                table[f"cnn_{param}"] = layers
-        return table
-    if backbone == "IMPALAishCNN":
-        table["cnn_type"] = "impala"
-        for param in options:
-            if param not in ("cnn_block_depths", "post_group_norm"):
-                msg = f"config.txt sets IMPALAishCNN.{param}, which amago's impala CNN does not have; import-amago cannot bring this run."
-                raise AmagoConfigError(msg)
-        if "cnn_block_depths" in options:
-            table["impala_block_depths"] = tuple(int(d) for d in options["cnn_block_depths"])
-        if "post_group_norm" in options:
-            table["impala_post_group_norm"] = bool(options["post_group_norm"])
-        return table
-    msg = (
-        f"config.txt sets CNNTstepEncoder.cnn_type = @{backbone}, a custom class AMAGO does not ship; amago cannot "
-        "rebuild it (write it as an amago tstep encoder plugin and map its weights with "
-        "amago.from_amago.amago_state_dict_to_amago)."
-    )
-    raise AmagoConfigError(msg)
-
-
-def _traj(bindings: dict[str, dict[str, Any]]) -> dict[str, Any]:
-    classes = ("FFTrajEncoder", "GRUTrajEncoder", "TformerTrajEncoder", "MambaTrajEncoder")
-    found = [name for name in classes if name in bindings]
-    if len(found) != 1:
-        what = f"none of {', '.join(classes)}" if not found else " and ".join(found)
-        msg = f"config.txt configures {what}; import-amago needs exactly one of them (pass a run's own ckpts/config.txt)."
-        raise AmagoConfigError(msg)
-    section = bindings[found[0]]
-    if found[0] == "FFTrajEncoder":
-        table: dict[str, Any] = {"kind": "ff", "n_layers": 1, "d_model": 256}
-        _take(
-            section,
-            {
-                "d_model": "d_model",
-                "d_ff": "d_ff",
-                "n_layers": "n_layers",
-                "dropout": "dropout",
-                "activation": "activation",
-            },
-            table,
+    cnn_type = _cnn_type(backbone)
+    if cnn_type is None:
+        msg = (
+            f"config.txt sets CNNTstepEncoder.cnn_type = @{backbone}, a custom class AMAGO does not ship; amago cannot "
+            "rebuild it (write it as an amago tstep encoder plugin and map its weights with "
+            "amago.from_amago.amago_state_dict_to_amago)."
         )
-        table["norm"] = _norm(section.get("norm"), "FFTrajEncoder.norm")
-        table["out_norm"] = _norm(section.get("out_norm", "layer"), "FFTrajEncoder.out_norm")
-        return table
-    if found[0] == "MambaTrajEncoder":
-        # AMAGO's blocks are mamba_ssm's Mamba (v1) with its defaults; amago's pure-PyTorch mixer is the same
-        # function with the same parameters (dt_rank ceil(d_model / 16), conv bias, no projection biases).
-        table = {"kind": "mamba", "d_model": 256, "d_state": 16, "d_conv": 4, "expand": 2, "n_layers": 3}
-        _take(section, {n: n for n in ("d_model", "d_state", "d_conv", "expand", "n_layers")}, table)
-        table["norm"] = _norm(section.get("norm", "layer"), "MambaTrajEncoder.norm")
-        return table
-    if found[0] == "GRUTrajEncoder":
-        table = {"kind": "rnn", "d_hidden": 256, "d_output": 256, "n_layers": 2}
-        _take(section, {"d_hidden": "d_hidden", "d_output": "d_output", "n_layers": "n_layers"}, table)
-        table["norm"] = _norm(section.get("norm", "layer"), "GRUTrajEncoder.norm")
-        return table
-    table = {"kind": "transformer", "d_model": 256, "n_heads": 8, "d_ff": 1024, "n_layers": 3}
-    names = [
-        "d_model",
-        "n_heads",
-        "d_ff",
-        "n_layers",
-        "dropout_ff",
-        "dropout_emb",
-        "dropout_attn",
-        "dropout_qkv",
-        "activation",
-        "pos_emb",
-        "sigma_reparam",
-        "normformer_norms",
-        "head_scaling",
-    ]
-    _take(section, {n: n for n in names}, table)
-    table["norm"] = _norm(section.get("norm", "layer"), "TformerTrajEncoder.norm")
-    max_time = bindings.get("LearnablePosEmb", {}).get("max_time_idx")
-    if max_time is not None:
-        table["max_time_idx"] = int(max_time)
+        raise AmagoConfigError(msg)
+    table["cnn_type"] = cnn_type
+    configurable = BY_NAME.get(backbone)
+    options = {param: key for param, key, _ in _settings(bindings, backbone, "tstep_encoder")}
+    layers = _AMAGO_CONV_LAYERS.get(backbone)
+    for param, value in bindings.get(backbone, {}).items():
+        row = configurable.parameter(param) if configurable is not None else None
+        if row is None or param not in options:
+            msg = f"config.txt sets {backbone}.{param}, which amago's {cnn_type} CNN does not have; import-amago cannot bring this run."
+            raise AmagoConfigError(msg)
+        if layers is None:
+            table[options[param]] = value
+            continue
+        if (
+            not isinstance(value, list | tuple)
+            or len(value) < 3
+            or (backbone == "NatureishCNN" and len(value) != 3)
+            or not all(isinstance(v, int) for v in value)
+        ):
+            msg = f"config.txt sets {backbone}.{param} = {value!r}, but AMAGO's {backbone} takes a list of 3 ints; fix the binding (AMAGO could not have built this run)."
+            raise AmagoConfigError(msg)
+        # AMAGO's backbones build three convolutions from the first three entries (NatureishCNN asserts
+        # exactly three; GridworldCNN ignores the rest).
+        three = tuple(int(v) for v in value[:3])
+        if three != layers[param]:
+            table[options[param]] = three
     return table
 
 
-_AGENT_OPTIONS = {
-    "num_critics": "num_critics",
-    "num_critics_td": "num_critics_td",
-    "online_coeff": "online_coeff",
-    "offline_coeff": "offline_coeff",
-    "critic_loss_weight": "critic_loss_weight",
-    "gamma": "gamma",
-    "use_multigamma": "use_multigamma",
-    "reward_multiplier": "reward_multiplier",
-    "tau": "tau",
-    "fake_filter": "fake_filter",
-    "num_actions_for_value_in_critic_loss": "num_actions_for_value_in_critic_loss",
-    "num_actions_for_value_in_actor_loss": "num_actions_for_value_in_actor_loss",
-    "n_step": "n_step",
-    "use_target_actor": "use_target_actor",
+# The trajectory encoders import-amago brings, with AMAGO's defaults where a trimmed config omits them.
+_TRAJ_DEFAULTS: dict[str, dict[str, Any]] = {
+    "FFTrajEncoder": {"n_layers": 1, "d_model": 256, "norm": "none", "out_norm": "layer"},
+    "GRUTrajEncoder": {"d_hidden": 256, "d_output": 256, "n_layers": 2, "norm": "layer"},
+    "TformerTrajEncoder": {"d_model": 256, "n_heads": 8, "d_ff": 1024, "n_layers": 3, "norm": "layer"},
+    # AMAGO's blocks are mamba_ssm's Mamba (v1) with its defaults; amago's pure-PyTorch mixer is the same
+    # function with the same parameters (dt_rank ceil(d_model / 16), conv bias, no projection biases).
+    "MambaTrajEncoder": {
+        "d_model": 256,
+        "d_state": 16,
+        "d_conv": 4,
+        "expand": 2,
+        "n_layers": 3,
+        "norm": "layer",
+    },
 }
 
 
+def _traj(bindings: dict[str, dict[str, Any]]) -> dict[str, Any]:
+    found = [name for name in _TRAJ_DEFAULTS if name in bindings]
+    if len(found) != 1:
+        what = f"none of {', '.join(_TRAJ_DEFAULTS)}" if not found else " and ".join(found)
+        msg = f"config.txt configures {what}; import-amago needs exactly one of them (pass a run's own ckpts/config.txt)."
+        raise AmagoConfigError(msg)
+    name = found[0]
+    table = _component(bindings, name, "traj_encoder")
+    for key, value in _TRAJ_DEFAULTS[name].items():
+        table.setdefault(key, value)
+    if name == "TformerTrajEncoder":
+        # AMAGO's learnable position embedding sizes a weight; its other options stay with the attention classes.
+        position = _options(bindings, "LearnablePosEmb", "traj_encoder")
+        if position.get("max_time_idx") is not None:
+            table["max_time_idx"] = int(position["max_time_idx"])
+    return table
+
+
 def _agent(bindings: dict[str, dict[str, Any]]) -> tuple[dict[str, Any], dict[str, list[float]]]:
-    kind = "multitask" if "MultiTaskAgent" in bindings else "agent"
-    section = bindings.get("MultiTaskAgent") or bindings.get("Agent", {})
+    kind_class = "MultiTaskAgent" if "MultiTaskAgent" in bindings else "Agent"
+    kind = _picks(kind_class, "agent")["kind"]
+    # A MultiTaskAgent header without bindings ("# None.") leaves the options to Agent's, as AMAGO's subclass does.
+    name = "MultiTaskAgent" if bindings.get("MultiTaskAgent") else "Agent"
+    section = bindings.get(name, {})
     table: dict[str, Any] = {"kind": kind}
-    _take(section, _AGENT_OPTIONS, table)
     shipped = {"actor_type": ("Actor",), "critic_type": ("NCritics", "NCriticsTwoHot")}
     for param, known in shipped.items():
         ref = section.get(param)
-        if not isinstance(ref, Reference) or ref.short in known:
+        if not isinstance(ref, Reference) or _short(ref) in known:
             continue
-        if ref.short in _UNSUPPORTED:
-            msg = f"config.txt sets {kind_name(kind)}.{param} = @{ref.short}: {_UNSUPPORTED[ref.short]}; import-amago cannot bring this run."
+        if _short(ref) in _UNSUPPORTED:
+            msg = f"config.txt sets {kind_name(kind)}.{param} = @{_short(ref)}: {_UNSUPPORTED[_short(ref)]}; import-amago cannot bring this run."
         else:
             msg = (
-                f"config.txt sets {kind_name(kind)}.{param} = @{ref.short}, a custom class AMAGO does not ship; amago "
+                f"config.txt sets {kind_name(kind)}.{param} = @{_short(ref)}, a custom class AMAGO does not ship; amago "
                 "cannot rebuild it (write it as an amago plugin and map its weights with "
                 "amago.from_amago.amago_state_dict_to_amago)."
             )
@@ -396,38 +359,17 @@ def _agent(bindings: dict[str, dict[str, Any]]) -> tuple[dict[str, Any], dict[st
     if section.get("pass_obs_keys_to_actor"):
         msg = "config.txt sets pass_obs_keys_to_actor, which amago's actor does not take; import-amago cannot bring this run."
         raise AmagoConfigError(msg)
-    popart = bindings.get("PopArtLayer", {})
-    table["popart"] = {"enabled": bool(section.get("popart", True))}
-    _take(popart, {"beta": "beta", "init_nu": "init_nu"}, table["popart"])
-    actor = bindings.get("Actor", {})
-    table["actor"] = {"type": "plain"}
-    _take(
-        actor,
-        {"n_layers": "n_layers", "d_hidden": "d_hidden", "activation": "activation", "dropout_p": "dropout"},
-        table["actor"],
-    )
-    critic_section = "NCriticsTwoHot" if kind == "multitask" else "NCritics"
-    critic = bindings.get(critic_section, {})
+    _options(bindings, name, "agent", into=table)
+    table.setdefault("popart", {}).setdefault("enabled", True)
+    _options(bindings, "PopArtLayer", "agent", into=table)
+    table["actor"] = _component(bindings, "Actor", "agent.actor")
     table["critic"] = {}
-    _take(
-        critic,
-        {"n_layers": "n_layers", "d_hidden": "d_hidden", "activation": "activation", "dropout_p": "dropout"},
-        table["critic"],
-    )
-    if kind == "multitask":
-        names = {"min_return": "min_return", "max_return": "max_return", "output_bins": "output_bins"}
-        names |= {"use_symlog": "use_symlog", "label_type": "label_type", "sigma": "hlgauss_sigma"}
-        _take(critic, names, table)
-    discrete = bindings.get("Discrete", {})
-    table["discrete_dist"] = {"type": "discrete"}
-    _take(
-        discrete,
-        {"clip_prob_low": "clip_prob_low", "clip_prob_high": "clip_prob_high"},
-        table["discrete_dist"],
-    )
+    critic = "NCriticsTwoHot" if kind == "multitask" else "NCritics"
+    _options(bindings, critic, "agent", into=table)
+    table["discrete_dist"] = _component(bindings, "Discrete", "agent.discrete_dist")
     table["continuous_dist"] = _continuous(bindings)
-    filter_ref = section.get("fbc_filter_func")
-    table["fbc_filter"] = _filter(bindings, filter_ref)
+    table["fbc_filter"] = _filter(section.get("fbc_filter_func"), bindings)
+    # AMAGO keeps one list per kind of action space; which one applies is known once the spaces are.
     gammas = bindings.get("Multigammas", {})
     multigammas: dict[str, list[float]] = {
         k: [float(g) for g in gammas[k]] for k in ("discrete", "continuous") if k in gammas
@@ -448,7 +390,7 @@ def continuous_dist_name(bindings: dict[str, dict[str, Any]]) -> str:
     (a class bound from Python is not printed as a value, but the class's own section is)."""
     ref = bindings.get("Actor", {}).get("continuous_dist_type")
     if isinstance(ref, Reference):
-        return ref.short
+        return _short(ref)
     return next((name for name in _CONTINUOUS if name in bindings), "TanhGaussian")
 
 
@@ -457,40 +399,19 @@ def _continuous(bindings: dict[str, dict[str, Any]]) -> dict[str, Any]:
     if name in _UNSUPPORTED:
         msg = f"config.txt sets Actor.continuous_dist_type = @{name}: {_UNSUPPORTED[name]}; import-amago cannot bring this run."
         raise AmagoConfigError(msg)
-    section = bindings.get(name, {})
-    if name == "TanhGaussian":
-        table: dict[str, Any] = {"type": "tanh_gaussian"}
-        _take(section, {"std_low": "std_low", "std_high": "std_high"}, table)
-        return table
-    if name == "GMM":
-        table = {"type": "gmm"}
-        _take(section, {"gmm_modes": "modes", "std_low": "std_low"}, table)
-        return table
     if name == "Multibinary":
-        return {
-            "type": "tanh_gaussian"
-        }  # unused: a MultiBinary action space always gets amago's Bernoulli policy
+        # unused: a MultiBinary action space always gets amago's Bernoulli policy
+        return {"type": "tanh_gaussian"}
+    if name in BY_NAME and "type" in _picks(name, "agent.continuous_dist"):
+        return _component(bindings, name, "agent.continuous_dist")
     msg = f"config.txt sets Actor.continuous_dist_type = @{name}, a class AMAGO does not ship; amago cannot rebuild it (write it as an amago policy distribution and map the weights with amago.from_amago.amago_state_dict_to_amago)."
     raise AmagoConfigError(msg)
 
 
-def _filter(bindings: dict[str, dict[str, Any]], ref: Any) -> dict[str, Any]:
-    name = ref.short if isinstance(ref, Reference) else "binary_filter"
-    section = bindings.get(name, {})
-    if name == "binary_filter":
-        table: dict[str, Any] = {"type": "binary"}
-        _take(section, {"threshold": "threshold"}, table)
-        return table
-    if name == "exp_filter":
-        table = {"type": "exp"}
-        names = ["beta", "adv_clip_low", "adv_clip_high", "weight_clip_low", "weight_clip_high"]
-        _take(section, {n: n for n in names}, table)
-        return table
-    if name == "leaky_relu_filter":
-        table = {"type": "leaky_relu"}
-        names = ["beta", "tau", "negative_slope", "target_f0", "clip_low", "clip_high", "add_binary"]
-        _take(section, {n: n for n in names}, table)
-        return table
+def _filter(ref: Any, bindings: dict[str, dict[str, Any]]) -> dict[str, Any]:
+    name = _short(ref) if isinstance(ref, Reference) else "binary_filter"
+    if name in BY_NAME and "type" in _picks(name, "agent.fbc_filter"):
+        return _component(bindings, name, "agent.fbc_filter")
     msg = f"config.txt sets fbc_filter_func = @{name}, a filter AMAGO does not ship; edit the imported run's agent.fbc_filter by hand (it only matters for further training)."
     raise AmagoConfigError(msg)
 
@@ -528,7 +449,7 @@ _NETWORK_WORDS = ("TstepEncoder", "TrajEncoder", "Agent", "Actor", "Critic", "At
 
 
 def translate(bindings: dict[str, dict[str, Any]]) -> AmagoRunConfig:
-    """amago slot tables for a parsed AMAGO config (see :func:`parse_gin`).
+    """amago slot tables for a parsed AMAGO config (see :func:`sections`).
 
     Raises:
         AmagoConfigError: a custom or unsupported network class, or an option amago does not have.
@@ -574,17 +495,21 @@ def translate(bindings: dict[str, dict[str, Any]]) -> AmagoRunConfig:
 
 
 def read_config(path: Path) -> AmagoRunConfig:
-    """Parses and translates an AMAGO ``config.txt``.
+    """Reads (with the gin reader of ``amago migrate-gin``) and translates an AMAGO ``config.txt``.
 
     Raises:
         AmagoConfigError: unreadable, not a gin config, or not translatable (one line).
     """
     try:
         text = path.read_text(encoding="utf-8")
+        statements = read_gin(path)
     except (OSError, UnicodeDecodeError) as exc:
         msg = f"cannot read {path} ({exc}); pass an AMAGO run folder (it holds ckpts/config.txt)."
         raise AmagoConfigError(msg) from exc
-    bindings = parse_gin(text)
+    except GinSyntaxError as exc:
+        msg = f"{exc}; pass an AMAGO run folder whose ckpts/config.txt is gin's operative config, as AMAGO wrote it."
+        raise AmagoConfigError(msg) from exc
+    bindings = sections(statements, text)
     if not bindings:
         msg = f"{path} holds no gin bindings; pass an AMAGO run folder (its ckpts/config.txt is gin's operative config)."
         raise AmagoConfigError(msg)

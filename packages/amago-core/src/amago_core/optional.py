@@ -1,8 +1,9 @@
-"""Optional libraries of amago-core (its extras), imported only where they are used.
+"""Optional libraries, imported only where they are used.
 
 ``pip install amago-core`` gives the spec API, the CLI and the experiment loop; wandb (``amago-core[wandb]``)
-and matplotlib (``amago-core[plot]``) come with the ``amago`` meta-package or by asking for the extra. Code
-that needs one calls :func:`require`, which names the extra to install in one line when it is missing.
+comes with the ``amago`` meta-package or by asking for the extra, and each feature distribution (amago-tools,
+amago-studies...) names its own extras the same way. Code that needs one calls :func:`require`, which names the
+extra to install in one line when it is missing.
 """
 
 from __future__ import annotations
@@ -15,20 +16,21 @@ class MissingOptionalDependencyError(ModuleNotFoundError):
     """An optional library is not installed; the message names the feature and the install command."""
 
 
-def require(module: str, extra: str, what: str) -> ModuleType:
-    """Imports ``module``, or says which amago-core extra brings it.
+def require(module: str, extra: str, what: str, distribution: str = "amago-core") -> ModuleType:
+    """Imports ``module``, or says which extra (of ``distribution``) brings it.
 
     Args:
         module: the import name, e.g. ``"matplotlib.pyplot"`` (its top-level package is what gets installed).
-        extra: the amago-core extra that installs it, e.g. ``"plot"``.
+        extra: the extra that installs it, e.g. ``"plot"``.
         what: the feature that needs it, as a user knows it (``"amago plot"``, ``"logging.log_to_wandb"``).
+        distribution: the distribution whose extra it is (``"amago-tools"``).
 
     Returns:
         The imported module.
 
     Raises:
         MissingOptionalDependencyError: ``module``'s package is not installed; one line:
-            ``<what> needs <package>: pip install 'amago-core[<extra>]'``. An installed library that fails
+            ``<what> needs <package>: pip install '<distribution>[<extra>]'``. An installed library that fails
             to import for another reason raises its own error instead.
     """
     try:
@@ -37,5 +39,5 @@ def require(module: str, extra: str, what: str) -> ModuleType:
         package = module.split(".")[0]
         if exc.name is None or exc.name.split(".")[0] != package:
             raise  # the library is there but something it imports is not: its own message says what
-        msg = f"{what} needs {package}: pip install 'amago-core[{extra}]'"
+        msg = f"{what} needs {package}: pip install '{distribution}[{extra}]'"
         raise MissingOptionalDependencyError(msg, name=package) from exc

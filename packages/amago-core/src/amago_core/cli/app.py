@@ -8,11 +8,8 @@ from typing import Annotated
 
 import typer
 
-from amago_core.cli import config_cmd, disk_report, doctor, eval_cmd, listing, plugin_new, run_cmd, sweep_cmd
-from amago_core.cli.compare_cmd import compare_command
-from amago_core.cli.export_cmd import export_command
+from amago_core.cli import config_cmd, disk_report, doctor, eval_cmd, listing, run_cmd
 from amago_core.cli.help_format import show_flags_without_a_type
-from amago_core.cli.migrate_gin_cmd import migrate_gin_command
 from amago_core.cli.version import top_level_options
 from amago_core.plugins.groups import cli_names_in_words
 
@@ -27,8 +24,6 @@ app = typer.Typer(
 )
 app.callback()(top_level_options)  # `amago --version`
 app.add_typer(config_cmd.app, name="config")
-app.add_typer(plugin_new.app, name="plugin")
-app.add_typer(sweep_cmd.app, name="sweep")
 
 GroupArgument = Annotated[
     str | None,
@@ -87,18 +82,21 @@ def doctor_command(
     doctor.run_doctor(as_json)
 
 
-app.command("run")(run_cmd.run_command)
+app.command("run")(run_cmd.with_run_options(run_cmd.run_command, run_cmd.plugin_run_options()))
 app.command("eval")(eval_cmd.eval_command)
-app.command("plot")(eval_cmd.plot_command)
-app.command("compare")(compare_command)
-app.command("export")(export_command)
-app.command("migrate-gin")(migrate_gin_command)
 
 
 def _add_plugin_commands() -> None:
     from amago_core.hooks.manager import hook_manager
 
-    hook_manager().hook.amago_cli_commands(app=app)
+    # pluggy calls the last registered first; commands keep the order the plugins were installed in.
+    for impl in reversed(hook_manager().hook.amago_cli_commands.get_hookimpls()):
+        impl.function(**{name: app for name in impl.argnames})  # an implementation may take no argument
+
+
+# On the app itself, not only in `main()`: `amago_core.cli.app:app` is the whole command, with every plugin's
+# commands, wherever it is used (Typer's CliRunner in tests, `python -m amago_core.cli.app`).
+_add_plugin_commands()
 
 
 def _one_line_warning(message: Warning | str, category: type[Warning], *_: object, **__: object) -> str:
@@ -109,7 +107,6 @@ def _one_line_warning(message: Warning | str, category: type[Warning], *_: objec
 def main() -> None:
     """Console-script entry point."""
     warnings.formatwarning = _one_line_warning
-    _add_plugin_commands()
     app()
 
 

@@ -11,10 +11,11 @@ from typing import Annotated
 import typer
 
 from amago_core.cli.output import print_json, write_generated
-from amago_core.cli.run_cmd import config_show_command
+from amago_core.cli.run_cmd import config_show_command, plugin_run_options, with_run_options
 
 app = typer.Typer(help="Inspect and export the experiment configuration.", no_args_is_help=True)
-app.command("show")(config_show_command)
+# `amago run`'s options, the plugins' included, minus --dry-run (which `show` always is).
+app.command("show")(with_run_options(config_show_command, plugin_run_options(), drop=("dry_run",)))
 
 
 @app.command("schema")

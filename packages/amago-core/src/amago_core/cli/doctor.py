@@ -223,7 +223,7 @@ def check_ray(report: DoctorReport) -> None:
     Nothing is imported when Ray is absent or no cluster is expected; joining one runs in a child process.
     """
     if importlib.util.find_spec("ray") is None:
-        report.notes.append("ray: not installed (needed for ray.actors > 0: pip install 'amago-core[ray]')")
+        report.notes.append("ray: not installed (needed for ray.actors > 0: pip install amago-ray)")
         return
     installed = f"ray {version('ray')}: installed"
     address = ray_cluster_address()

@@ -1,4 +1,4 @@
-"""`amago eval` and `amago plot`: use a finished (or running) run folder. torch is imported only inside command bodies.
+"""`amago eval`: use a finished (or running) run folder. torch is imported only inside command bodies.
 
 `amago eval` never needs wandb or an API key: when the run logged to wandb, its test metrics (and videos) are
 added to that wandb run if wandb is usable here, and otherwise stay in the run folder, said in one line.
@@ -227,18 +227,3 @@ def _add_to_training_wandb_run(experiment: Any, run_dir: Path, config: dict[str,
         )
         return
     experiment.logger.attach(backend)
-
-
-def plot_command(
-    run_dir: RunDir,
-    debug: DebugFlag = False,
-) -> None:
-    """Draw learning curves (PNG) from the run's metrics.jsonl into RUN_DIR/plots."""
-    from amago_core.experiment.plot import plot_run
-
-    with one_line_errors(debugging(debug), usage=True):
-        written = plot_run(run_dir)
-    if not written:
-        fail(f"{run_dir}/metrics.jsonl has no curves to draw yet (no val/ or train/ records)")
-    for path in written:
-        sys.stdout.write(f"{path}\n")

@@ -6,12 +6,14 @@ through :func:`resolve_run_config`, the one place the CLI turns its sources into
 
 from __future__ import annotations
 
+import functools
 import inspect
 import signal
 import sys
 import tempfile
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
@@ -20,6 +22,7 @@ import typer
 from amago_core.cli.budget import size_run
 from amago_core.cli.errors import WRITE_FAILED, DebugFlag, debugging, fail_on_config_error, one_line_errors
 from amago_core.cli.output import fail, print_json
+from amago_core.hooks.specs import RunOption, RunRequest
 
 if TYPE_CHECKING:
     from amago_core.config.resolve import RunPlan
@@ -185,18 +188,8 @@ def run_command(
             help="Read .traj buffer files (pickles; numpy arrays and builtins only). Never taken from a run folder.",
         ),
     ] = False,
-    seeds: Annotated[
-        str | None,
-        typer.Option(
-            "--seeds",
-            help="Run the same config under several seeds into runs/NAME/seed_K/: a count (5: seeds 0..4, or "
-            "--seed B..B+4) or a list (1,4,9). `--resume runs/NAME` finishes the seeds that did not finish.",
-        ),
-    ] = None,
-    parallel: Annotated[
-        int | None, typer.Option("--parallel", help="With --seeds: seeds run at a time (default 1).")
-    ] = None,
     debug: DebugFlag = False,
+    **plugin_options: Any,
 ) -> None:
     """Train an agent: compose env, encoders, agent and exploration from the installed plugins.
 
@@ -208,40 +201,11 @@ def run_command(
     preset. Ctrl-C (or SIGTERM) stops after the current step and saves a checkpoint; a second Ctrl-C aborts.
     Errors are one line (`--debug` or AMAGO_DEBUG=1: the traceback).
     """
+    options = {name: value for name, value in locals().items() if name != "plugin_options"}
     if mode is not None and mode not in ("both", "collect", "learn"):
         fail(f"--mode must be both, collect or learn (got {mode!r})")
-    if parallel is not None and parallel < 1:
-        fail(f"--parallel must be at least 1 (got {parallel})")
-    group_resume = resume is not None and _is_seed_group(resume)
-    if parallel is not None and seeds is None and not group_resume:
-        fail("--parallel runs seeds side by side: add --seeds (a count or a list), or drop --parallel")
-    if seeds is not None and resume is not None and not group_resume:
-        fail(
-            f"--resume {resume} continues one run: drop --seeds (a seed group resumes from its group folder)"
-        )
-    if resume is not None and group_resume:
-        given = _options_given(
-            env=env, tstep_encoder=tstep_encoder, traj_encoder=traj_encoder, agent=agent, exploration=exploration,
-            config=config, mode=mode, seed=seed, seeds=seeds, name=name, budget=budget,
-            steps=steps, smoke=smoke, deterministic=deterministic, dry_run=dry_run,
-        )  # fmt: skip
-        if given:
-            fail(
-                f"{resume} is a seed group: it resumes with the config and seeds it started with; drop "
-                f"{', '.join(given)} (only --parallel may change)"
-            )
-        from amago_core.cli.child_runs import connect_overrides_only
-        from amago_core.cli.seeds import SeedGroup, resume_group
-
-        raise typer.Exit(
-            resume_group(
-                SeedGroup(resume),
-                parallel,
-                connect_overrides_only(resume, override or [], "a seed group"),
-                allow_traj_pickles=allow_traj_pickles,
-            )
-        )
-    seed_list = _parse_seeds(seeds, seed, smoke) if seeds is not None else None
+    request = RunRequest(options={**options, **plugin_options}, argv=tuple(sys.argv[1:]))
+    _exit_if_taken_over(_hooks().amago_run_begin(request=request))
     run_flags = cli_flags(
         mode=mode,
         seed=seed,
@@ -275,10 +239,7 @@ def run_command(
     user, unsized = plan.user, plan.config
     plan = size_run(plan, budget=budget, steps=steps, smoke=smoke, announce=not quiet, debug=debugging(debug))
     resolved = plan.config
-    if seed_list is not None:
-        allow = allow_traj_pickles or _user_chose_traj_files(plan)
-        _run_seeds(plan, seed_list, parallel or 1, dry_run=dry_run, allow_traj_pickles=allow)
-        return
+    _exit_if_taken_over(_hooks().amago_run_planned(request=replace(request, plan=plan)))
     if dry_run:
         print_json(resolved.model_dump(mode="json"), exact_floats=True)
         return
@@ -286,7 +247,7 @@ def run_command(
         preflight.check_env_processes(resolved)
     if checks and not (quiet or smoke or budget or resume):  # --budget measured and sized it already
         preflight.estimate_wall_time(resolved, unsized, user, debug=debugging(debug))
-    allow = allow_traj_pickles or _user_chose_traj_files(plan)
+    allow = traj_pickles_allowed(plan, allow_traj_pickles)
     if smoke:
         with tempfile.TemporaryDirectory(prefix="amago-smoke-") as folder:
             sized = plan.sized({"run": {"ckpt_base_dir": folder}}).config
@@ -297,72 +258,22 @@ def run_command(
     _train(resolved, resume, debugging(debug), quiet, allow)
 
 
-def _is_seed_group(folder: Path) -> bool:
-    from amago_core.cli.seeds import is_group
+def _hooks() -> Any:
+    from amago_core.hooks.manager import hook_manager
 
-    return is_group(folder)
-
-
-def _options_given(**options: Any) -> list[str]:
-    """The ``--option`` names of the options that were given (not None, not False, not empty)."""
-    return ["--" + key.replace("_", "-") for key, value in options.items() if value not in (None, False, [])]
+    return hook_manager().hook
 
 
-def _parse_seeds(text: str, seed: int | None, smoke: bool) -> list[int]:
-    """``--seeds``' seeds; a count starts at ``--seed`` (else 0), a list is the seeds themselves."""
-    from amago_core.cli.seeds import parse_seeds
-
-    if smoke:
-        fail(
-            "--smoke checks one run and keeps no folder: drop --smoke with --seeds (--steps sizes short seeded runs)"
-        )
-    if seed is not None and "," in text:
-        fail(
-            f"--seeds {text} lists the seeds itself: drop --seed (--seed B with a count runs seeds B, B+1, ...)"
-        )
-    try:
-        return parse_seeds(text, base=seed or 0)
-    except ValueError as exc:
-        fail(str(exc))
+def _exit_if_taken_over(code: int | None) -> None:
+    """A run hook that ran the command its own way answered with the exit code: `amago run` ends with it."""
+    if code is not None:
+        raise typer.Exit(code)
 
 
-def _run_seeds(
-    plan: RunPlan, seed_list: list[int], parallel: int, *, dry_run: bool, allow_traj_pickles: bool
-) -> None:
-    """``--seeds``: the group folder ``{run.ckpt_base_dir}/{name}/`` and a process per seed (see
-    :mod:`amago_core.cli.seeds`); with ``--dry-run`` only the plan. Exits non-zero if any seed failed."""
-    from amago_core.cli.seeds import SeedGroup, start_group
-    from amago_core.config.sources import is_set
-    from amago_core.experiment.naming import default_run_name
-
-    resolved = plan.config
-    name = resolved.run.name or default_run_name(resolved)
-    group = SeedGroup(resolved.run.ckpt_base_dir / name)
-    config = resolved.model_dump(mode="json")
-    config["run"]["name"] = None  # each seed's process names its own folder (seed_K)
-    config["run"]["seed"] = None  # and passes its own --seed
-    config["run"]["ckpt_base_dir"] = str(group.root)
-    if not is_set(plan.own, "run", "torch_threads"):
-        # Seeds side by side on a CPU: one torch thread each keeps them from fighting over the cores.
-        config["run"]["torch_threads"] = 1
-    if config["logging"]["log_to_wandb"] and not config["logging"]["wandb_group_name"]:
-        config["logging"]["wandb_group_name"] = name  # every seed's wandb run in one group
-    if dry_run:
-        runs = {str(seed): str(group.run_dir(seed)) for seed in seed_list}
-        print_json(
-            {"group": str(group.root), "parallel": parallel, "seeds": runs, "config": config},
-            exact_floats=True,
-        )
-        return
-    if group.root.exists() and any(group.root.iterdir()):
-        fail(
-            f"{group.root} already exists: `amago run --resume {group.root}` finishes its seeds, or pass "
-            "another --name"
-        )
-    command = ["amago", *sys.argv[1:]]
-    raise typer.Exit(
-        start_group(group, config, seed_list, parallel, command, allow_traj_pickles=allow_traj_pickles)
-    )
+def _after_run(run_dir: Path, config: Any) -> list[Path]:
+    """What the plugins made from the finished run (hook ``amago_after_run``: learning curves...), in order."""
+    answers = _hooks().amago_after_run(run_dir=run_dir, config=config.model_dump(mode="json"))
+    return [Path(path) for answer in reversed(answers) for path in answer or ()]
 
 
 def _smoke_summary(summary: dict[str, Any], metrics: Path, quiet: bool) -> dict[str, Any]:
@@ -371,7 +282,7 @@ def _smoke_summary(summary: dict[str, Any], metrics: Path, quiet: bool) -> dict[
     A smoke run that finished no episode checked the code path but never a return: it says so in one line.
     """
     from amago_core.experiment.metrics import EPISODES_KEY
-    from amago_core.experiment.plot import read_metrics
+    from amago_core.hooks.jsonl_logger import read_metrics
 
     records = read_metrics(metrics) if metrics.is_file() else []
     counts = {
@@ -394,23 +305,72 @@ def _smoke_summary(summary: dict[str, Any], metrics: Path, quiet: bool) -> dict[
     return smoke
 
 
-def _user_chose_traj_files(plan: RunPlan) -> bool:
-    """Whether the user's own sources (not a run folder's record) set ``replay.save_trajs_as = "traj"``: a
-    run that writes its buffer as pickles on the user's word reads them back."""
+def traj_pickles_allowed(plan: RunPlan, flag: bool) -> bool:
+    """Whether the run may read ``.traj`` pickles: ``--allow-traj-pickles``, or the user's own sources (not a
+    run folder's record) set ``replay.save_trajs_as = "traj"`` (a run writing pickles on the user's word reads
+    them back)."""
     replay = plan.own.get("replay")
-    return isinstance(replay, Mapping) and replay.get("save_trajs_as") == "traj"
+    return flag or (isinstance(replay, Mapping) and replay.get("save_trajs_as") == "traj")
 
 
-def _same_options_as_run(command: Callable[..., None]) -> Callable[..., None]:
-    """Gives ``command`` every option of `amago run` but ``--dry-run`` (one definition of the options)."""
+_WARNED: set[str] = set()
+
+
+def plugin_run_options() -> list[RunOption]:
+    """The options installed plugins add to `amago run` (hook ``amago_run_options``), in plugin order.
+
+    A name that `amago run` or an earlier plugin already has is left out with a one-line warning naming the
+    plugin: the command stays usable, and the author learns which option to rename.
+    """
+    from amago_core.hooks.manager import hook_manager
+
+    taken = set(inspect.signature(run_command).parameters)
+    chosen: list[RunOption] = []
+    caller = hook_manager().hook.amago_run_options
+    for impl in reversed(
+        caller.get_hookimpls()
+    ):  # pluggy calls the last registered first; keep install order
+        for option in impl.function() or ():
+            if option.name in taken:
+                warning = (
+                    f"amago: warning: plugin {impl.plugin_name} adds a `run` option {option.name!r} that "
+                    "another already has; it was left out (rename it in that plugin).\n"
+                )
+                if warning not in _WARNED:  # `run` and `config show` both ask: say it once
+                    _WARNED.add(warning)
+                    sys.stderr.write(warning)
+                continue
+            taken.add(option.name)
+            chosen.append(option)
+    return chosen
+
+
+def with_run_options(
+    command: Callable[..., None], extra: list[RunOption], *, drop: tuple[str, ...] = ()
+) -> Callable[..., None]:
+    """``command`` with the options of `amago run` (amago's own, minus ``drop``, and the plugins' ``extra``,
+    before ``--debug``), so every command taking them shares one definition."""
     signature = inspect.signature(run_command, eval_str=True)
-    params = [p for p in signature.parameters.values() if p.name != "dry_run"]
-    command.__signature__ = signature.replace(parameters=params)  # type: ignore[attr-defined]
-    command.__annotations__ = {p.name: p.annotation for p in params} | {"return": None}
-    return command
+    own = [p for p in signature.parameters.values() if p.kind is not p.VAR_KEYWORD and p.name not in drop]
+    added = [
+        inspect.Parameter(o.name, inspect.Parameter.KEYWORD_ONLY, default=o.default, annotation=o.annotation)
+        for o in extra
+    ]
+    params = (
+        [p.replace(kind=inspect.Parameter.KEYWORD_ONLY) for p in own if p.name != "debug"]
+        + added
+        + [p.replace(kind=inspect.Parameter.KEYWORD_ONLY) for p in own if p.name == "debug"]
+    )
+
+    @functools.wraps(command)
+    def with_options(**values: Any) -> None:
+        command(**values)
+
+    with_options.__signature__ = signature.replace(parameters=params)  # type: ignore[attr-defined]
+    with_options.__annotations__ = {p.name: p.annotation for p in params} | {"return": None}
+    return with_options
 
 
-@_same_options_as_run
 def config_show_command(**options: Any) -> None:
     """Print the config that `amago run` with these same options would run (exactly `amago run --dry-run`)."""
     run_command(**options, dry_run=True)
@@ -471,7 +431,6 @@ def _train(
     config: Any, resume: Path | None, debug: bool, quiet: bool, allow_traj_pickles: bool, smoke: bool = False
 ) -> None:
     from amago_core.experiment.naming import env_id_of
-    from amago_core.experiment.plot import plot_finished_run
     from amago_core.experiment.progress import final_numbers
     from amago_core.experiment.signals import TIME_LIMIT
 
@@ -500,7 +459,7 @@ def _train(
             experiment.close()
         if not experiment.accelerator.is_main_process:
             return
-        written = plot_finished_run(experiment.paths.root) if config.logging.plot else []
+        written = _after_run(experiment.paths.root, config)
     summary = {
         "run_dir": str(experiment.paths.root),
         "env": env_id_of(config.env),

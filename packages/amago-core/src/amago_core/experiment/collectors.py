@@ -58,7 +58,7 @@ class Collector(Protocol):
 
 COLLECTORS_GROUP = "amago.collectors"
 """Entry-point group of remote collector backends: ``name = "module:factory"``, the factory taking the experiment
-(``ray = "amago_core.distributed.ray_collector:RayCollector.for_experiment"``, amago-core's own)."""
+(``ray = "amago_ray.collector:RayCollector.for_experiment"``, from the amago-ray distribution)."""
 
 
 def build_collector(experiment: Any) -> Collector | None:
@@ -68,15 +68,14 @@ def build_collector(experiment: Any) -> Collector | None:
     """
     if experiment.config.ray.actors == 0:
         return None
-    from amago_core.optional import require
-
-    require("ray", "ray", "ray.actors > 0")  # one line naming the extra when Ray is not installed
     found = entry_points(group=COLLECTORS_GROUP, name="ray")
     if not found:
+        from amago_core.optional import MissingOptionalDependencyError
+
         msg = (
-            f"no 'ray' collector is registered under the {COLLECTORS_GROUP!r} entry points; reinstall amago-core "
-            "(`uv sync`, or `pip install --force-reinstall amago-core`), whose metadata names it"
+            f"ray.actors > 0 needs a 'ray' collector backend (none is registered under the {COLLECTORS_GROUP!r} "
+            "entry points): pip install amago-ray (or 'amago[ray]')"
         )
-        raise RuntimeError(msg)
+        raise MissingOptionalDependencyError(msg, name="ray")
     factory: Callable[[Any], Collector] = next(iter(found)).load()
     return factory(experiment)

@@ -32,8 +32,6 @@ from amago_core.io import UnsafePathError, atomic_write, atomic_write_json, atom
 
 __all__ = [
     "PROGRESS_FILE",
-    "SEED_GROUP_RECORD",
-    "SWEEP_RECORD",
     "WRITE_ONLY_ERRNOS",
     "RunFolderWriteError",
     "RunPaths",
@@ -47,13 +45,6 @@ __all__ = [
     "recorded_epoch",
     "replace_dir",
 ]
-
-SEED_GROUP_RECORD = "seeds.json"
-"""In a folder of seeds (``amago run --seeds``): the seeds, the command and each seed's exit code; its run
-folders are ``seed_<k>/``."""
-SWEEP_RECORD = "sweep.json"
-"""In a sweep folder (``amago sweep``): the space, the objective and the study; its run folders are
-``trial_<n>/``, one configuration each (not seeds of one)."""
 
 PROGRESS_FILE = "progress.json"
 """Inside each training-state folder: epoch, gradient steps and frame counts to resume from."""

@@ -1,12 +1,14 @@
 """pluggy hooks: log backends, experiment callbacks and extra CLI commands (torch-free)."""
 
 from amago_core.hooks.manager import HookManager, hook_manager, reset_hook_manager
-from amago_core.hooks.specs import AmagoHookSpecs, LogBackend, hookimpl, hookspec
+from amago_core.hooks.specs import AmagoHookSpecs, LogBackend, RunOption, RunRequest, hookimpl, hookspec
 
 __all__ = [
     "AmagoHookSpecs",
     "HookManager",
     "LogBackend",
+    "RunOption",
+    "RunRequest",
     "hook_manager",
     "hookimpl",
     "hookspec",

@@ -190,6 +190,24 @@ def _split_lines(path: Path, keeps: Callable[[bytes], bool], rolled_back: Path) 
     atomic_write(path, write)
 
 
+def read_metrics(path: Path) -> list[dict[str, Any]]:
+    """Every record of a metrics.jsonl, in memory; a line cut short by a crash is skipped, not fatal.
+
+    A long run's file is large: to draw it, stream it (amago-tools' ``read_curves`` keeps a bounded sample).
+    """
+    records = []
+    with Path(path).open(encoding="utf-8") as handle:
+        for line in handle:
+            line = line.strip()
+            if not line:
+                continue
+            try:
+                records.append(json.loads(line))
+            except json.JSONDecodeError:
+                continue
+    return records
+
+
 def metrics_file_name(mode: str | None) -> str:
     """``metrics.jsonl``; a collect-only process writes ``metrics-collect.jsonl`` so its records stay apart."""
     return "metrics-collect.jsonl" if mode == "collect" else "metrics.jsonl"

@@ -19,6 +19,8 @@ every plugin. Hook modules are imported when the CLI starts, so they must stay c
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
@@ -39,6 +41,37 @@ class LogBackend(Protocol):
 
     def close(self) -> None:
         """Flushes and releases resources at the end of the run."""
+
+
+@dataclass(frozen=True)
+class RunOption:
+    """One option a plugin adds to ``amago run`` (and to ``amago config show``, which takes the same options).
+
+    Attributes:
+        name: the Python parameter name; its value reaches the run hooks as ``RunRequest.options[name]``.
+        annotation: the Typer declaration, e.g. ``Annotated[str | None, typer.Option("--seeds", help=...)]``.
+        default: the value when the option is not given (None: "not given", which the run hooks can test).
+    """
+
+    name: str
+    annotation: Any
+    default: Any = None
+
+
+@dataclass(frozen=True)
+class RunRequest:
+    """What ``amago run`` was asked, as the run hooks see it.
+
+    Attributes:
+        options: every option of the command by parameter name (amago's own and every plugin's), as given.
+        argv: the command line after the program name (``sys.argv[1:]``), for a plugin that starts child runs.
+        plan: the resolved and sized ``amago_core.config.resolve.RunPlan`` (``amago_run_planned`` only; None in
+            ``amago_run_begin``). Typed loosely because hooks sit below the config layer.
+    """
+
+    options: Mapping[str, Any]
+    argv: Sequence[str] = field(default_factory=tuple)
+    plan: Any = None
 
 
 class AmagoHookSpecs:
@@ -79,3 +112,28 @@ class AmagoHookSpecs:
     @hookspec
     def amago_cli_commands(self, app: Any) -> None:
         """Adds commands to the ``amago`` Typer app (``app.command()(my_function)``)."""
+
+    @hookspec
+    def amago_run_options(self) -> Sequence[RunOption] | None:
+        """Options this plugin adds to ``amago run`` and ``amago config show`` (read when the CLI is built).
+
+        A name amago's own options or another plugin already use is refused with one line naming both.
+        """
+
+    @hookspec(firstresult=True)
+    def amago_run_begin(self, request: RunRequest) -> int | None:
+        """Called by ``amago run`` before it resolves the config: check your options' values (exit with
+        ``amago_core.cli.output.fail``), or run the command your own way and return its exit code (for example
+        a ``--resume`` folder that holds several runs); None lets ``amago run`` go on."""
+
+    @hookspec(firstresult=True)
+    def amago_run_planned(self, request: RunRequest) -> int | None:
+        """Called by ``amago run`` once ``request.plan`` is resolved and sized, before anything is written: run
+        the plan your own way and return the exit code (for example one child run per seed), or None to let
+        ``amago run`` train it."""
+
+    @hookspec
+    def amago_after_run(self, run_dir: Path, config: dict[str, Any]) -> Sequence[Path] | None:
+        """Called by ``amago run`` in the main process after a run ended (trained, tested and closed): write
+        what you make from the finished run folder (figures, reports) and return the paths, which the run's
+        summary lists under ``plots``. ``config`` is the resolved config as a JSON-safe dict."""

@@ -1,9 +1,10 @@
-"""Using a trained policy outside the experiment loop: ``load_policy`` for plain gymnasium loops, and exports.
+"""Using a trained policy outside the experiment loop: ``load_policy`` for plain gymnasium loops.
 
 ``load_policy(run_dir)`` rebuilds a run folder's agent from its config and safetensors weights and returns a
 :class:`StatefulPolicy` (``reset(n_envs)``, ``act(obs, reward, done)``) that keeps each env's memory.
-``export_policy`` writes the agent's step function, with its memory as explicit inputs and outputs, as
-TorchScript and ONNX (``amago export RUN_DIR``). Importing this package is cheap; its names load on first use.
+Exporting the agent's step function as TorchScript and ONNX (``amago export RUN_DIR``) is amago-tools'
+``amago_tools.export.export_policy``, built on these names. Importing this package is cheap; its names load on
+first use.
 """
 
 from amago_core.lazy import lazy_exports
@@ -11,14 +12,11 @@ from amago_core.lazy import lazy_exports
 __getattr__, __dir__, __all__ = lazy_exports(
     __name__,
     {
-        "ExportError": "amago_core.policy.export",
-        "ExportResult": "amago_core.policy.export",
         "LoadedRun": "amago_core.policy.loader",
         "MemoryLayout": "amago_core.policy.memory",
         "PolicyLoadError": "amago_core.policy.loader",
         "PolicySpaces": "amago_core.rollout.spaces",
         "StatefulPolicy": "amago_core.policy.stateful",
-        "export_policy": "amago_core.policy.export",
         "load_policy": "amago_core.policy.loader",
         "load_run": "amago_core.policy.loader",
     },

@@ -13,7 +13,7 @@ from amago_core.cli.errors import DebugFlag, debugging, one_line_errors
 from amago_core.cli.output import print_json
 
 DEFAULT_METRIC = "val/Average Total Return (Across All Env Names)"
-"""As ``amago_core.experiment.compare.DEFAULT_METRIC`` (repeated: that module imports numpy)."""
+"""As ``amago_studies.compare.DEFAULT_METRIC`` (repeated: that module imports numpy)."""
 
 
 def compare_command(
@@ -66,7 +66,7 @@ def compare_command(
 
     Multi-task runs add a table with the env names as tasks and one per env; meta-RL suites that log a metric per attempt add its final mean per attempt (compare_attempts.png). A seed folder without metrics, a group evaluated on other envs than the first, or (for --x minutes) a run without wall time is left out with one line on stderr. Needs rliable: pip install 'amago-core\\[compare]'.
     """
-    from amago_core.experiment.compare import compare, markdown, write_outputs
+    from amago_studies.compare import compare, markdown, write_outputs
 
     def warn(line: str) -> None:
         sys.stderr.write(f"amago: warning: {' '.join(line.split())}\n")

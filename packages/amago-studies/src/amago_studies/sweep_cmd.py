@@ -1,6 +1,6 @@
 """`amago sweep` (start or resume a study) and `amago sweep show` (its best trials, importances and plots).
 
-The driver lives in :mod:`amago_core.cli.sweep`, the report in :mod:`amago_core.cli.sweep_report`. torch is
+The driver lives in :mod:`amago_studies.sweep`, the report in :mod:`amago_studies.sweep_report`. torch is
 never imported here.
 """
 
@@ -33,7 +33,7 @@ from amago_core.cli.run_cmd import (
 )
 
 if TYPE_CHECKING:
-    from amago_core.cli.sweep import SweepFolder, SweepSettings
+    from amago_studies.sweep import SweepFolder, SweepSettings
 
 app = typer.Typer(
     name="sweep",
@@ -183,9 +183,6 @@ def _start(
 ) -> int:
     from pydantic import ValidationError
 
-    from amago_core.cli.child_runs import connect_overrides
-    from amago_core.cli.sweep import STUDY_FILE_NAME, SweepFolder, SweepSettings, optuna_module, shown_url
-    from amago_core.cli.sweep_spec import read_sweep_spec
     from amago_core.config.sources import (
         FOLDER_OWNED_SETTINGS,
         ConfigSourceError,
@@ -194,6 +191,9 @@ def _start(
         read_sources,
         without_folder_owned,
     )
+    from amago_studies.child_runs import connect_overrides
+    from amago_studies.sweep import STUDY_FILE_NAME, SweepFolder, SweepSettings, optuna_module, shown_url
+    from amago_studies.sweep_spec import read_sweep_spec
 
     try:
         spec = read_sweep_spec(space)
@@ -289,7 +289,7 @@ def _default_base_dir() -> str:
 def _checked_space(folder: SweepFolder, settings: SweepSettings) -> dict[str, Any]:
     """Resolves the config at every choice and both ends of every range (one key at a time) and returns the
     config at the first values; exits 2 naming the key and value that make no valid config."""
-    from amago_core.cli.sweep import TrialConfigError, trial_config
+    from amago_studies.sweep import TrialConfigError, trial_config
 
     first = {param.key: param.probe_values()[0] for param in settings.spec.space}
 
@@ -307,7 +307,7 @@ def _checked_space(folder: SweepFolder, settings: SweepSettings) -> dict[str, An
 
 
 def _open_study(settings: SweepSettings, url: str, *, create: bool, folder: SweepFolder) -> Any:
-    from amago_core.cli.sweep import open_storage, optuna_module, study_objects
+    from amago_studies.sweep import open_storage, optuna_module, study_objects
 
     optuna = optuna_module()
     storage = open_storage(url)
@@ -348,10 +348,10 @@ def _resume(
 ) -> int:
     from pydantic import ValidationError
 
-    from amago_core.cli.child_runs import connect_overrides_only
-    from amago_core.cli.sweep import SweepFolder, SweepSettings
-    from amago_core.cli.sweep_spec import SweepSpec
     from amago_core.io import atomic_write_json
+    from amago_studies.child_runs import connect_overrides_only
+    from amago_studies.sweep import SweepFolder, SweepSettings
+    from amago_studies.sweep_spec import SweepSpec
 
     folder = SweepFolder(root)
     if not folder.record.is_file():
@@ -391,7 +391,7 @@ def _resume(
 def _reclaim_abandoned(study: Any, folder: SweepFolder) -> list[int]:
     """Puts back as waiting the running trials of this folder whose driver, on this machine, is gone (killed
     without a chance to stop them): their process ended with it, and their checkpoints resume."""
-    from amago_core.cli.sweep import optuna_module
+    from amago_studies.sweep import optuna_module
 
     optuna = optuna_module()
     host = socket.gethostname()
@@ -423,8 +423,8 @@ def _alive(pid: int) -> bool:
 def _drive(
     folder: SweepFolder, settings: SweepSettings, study: Any, connect: list[str], allow_traj_pickles: bool
 ) -> int:
-    from amago_core.cli.sweep import SweepDriver
-    from amago_core.cli.sweep_report import study_summary
+    from amago_studies.sweep import SweepDriver
+    from amago_studies.sweep_report import study_summary
 
     code = SweepDriver(folder, settings, study, connect=connect, allow_traj_pickles=allow_traj_pickles).run()
     if code != 130:
@@ -447,8 +447,8 @@ def show_command(
     debug: DebugFlag = False,
 ) -> None:
     """The best trials, the parameter importances, and Optuna's plots (PNG in FOLDER/plots/)."""
-    from amago_core.cli.sweep import STUDY_FILE_NAME, SweepFolder, SweepSettings
-    from amago_core.cli.sweep_report import show_study
+    from amago_studies.sweep import STUDY_FILE_NAME, SweepFolder, SweepSettings
+    from amago_studies.sweep_report import show_study
 
     with one_line_errors(debug):
         sweep = SweepFolder(folder)
@@ -461,7 +461,7 @@ def show_command(
         url = storage or f"sqlite:///{sweep.database.resolve()}"
         if not external and not sweep.database.is_file():
             fail(f"{folder} has no {STUDY_FILE_NAME}; was the sweep started with --storage?")
-        from amago_core.cli.sweep_spec import SweepSpec
+        from amago_studies.sweep_spec import SweepSpec
 
         spec = SweepSpec.model_validate(record.get("spec"))
         settings = SweepSettings(spec, study=str(record["study"]), steps=None, trials=1, parallel=1)

@@ -1,4 +1,4 @@
-"""Train collection on Ray actors (config section ``ray``, the ``amago-core[ray]`` extra).
+"""Train collection on Ray actors (config section ``ray``, the ``amago-ray`` plugin: ``pip install amago-ray``).
 
 Each actor is a collect-only copy of the run (``run.mode = "collect"``) in a temp folder of its node, with its
 own seed and ``ray.envs_per_actor`` envs. Per epoch the learner sends it the weights reference of the newest

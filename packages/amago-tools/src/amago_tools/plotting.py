@@ -1,4 +1,4 @@
-"""Learning curves from a run's local ``metrics.jsonl`` (no wandb needed; matplotlib from ``amago-core[plot]``).
+"""Learning curves from a run's local ``metrics.jsonl`` (no wandb needed; matplotlib from ``amago-tools[plot]``).
 
 A long run's file holds millions of records: :func:`read_curves` streams it once and parses at most a few
 thousand of them per kind (val, test, train): every k-th one, k doubling as the file grows, plus the last. So
@@ -28,6 +28,8 @@ if TYPE_CHECKING:
 
 PLOTTING = "drawing learning curves (amago plot; logging.plot=true)"
 """The feature named when matplotlib is missing."""
+PLOT_EXTRA_OF = "amago-tools"
+"""The distribution whose ``plot`` extra installs matplotlib."""
 MAX_PANELS = 24
 """At most this many metrics in ``val_metrics.png``; the rest stay in metrics.jsonl (the figure says how many)."""
 PANEL_COLUMNS = 3
@@ -47,24 +49,6 @@ evaluation budget finishes the same number of episodes every time)."""
 MAX_POINTS = 2_000
 """Per kind of record (val, test, train), a file with fewer than twice this many is drawn whole; a longer one
 as every k-th record (k a power of two: between this many and twice this many of them) plus the last one."""
-
-
-def read_metrics(path: Path) -> list[dict[str, Any]]:
-    """Every record of a metrics.jsonl, in memory; a line cut short by a crash is skipped, not fatal.
-
-    For curves use :func:`read_curves`: it streams the file and stays fast and small on a long run's file.
-    """
-    records = []
-    with Path(path).open(encoding="utf-8") as handle:
-        for line in handle:
-            line = line.strip()
-            if not line:
-                continue
-            try:
-                records.append(json.loads(line))
-            except json.JSONDecodeError:
-                continue
-    return records
 
 
 @dataclass
@@ -205,7 +189,7 @@ def read_curves(path: Path, *, max_points: int = MAX_POINTS) -> dict[str, Curve]
     Lines are told apart by a substring (a val, test or train key); other lines (the dataset records) are
     never parsed. Of each kind at most ``2 * max_points`` records are parsed and held (:data:`MAX_POINTS`),
     evenly spread over the file, plus the newest. A line cut short by a crash is skipped, as by
-    :func:`read_metrics`.
+    :func:`~amago_core.hooks.jsonl_logger.read_metrics`.
     """
     kinds = {kind: _EveryKth(max_points) for kind in ("val", "test", "returns", "train")}
     with Path(path).open("rb") as handle:
@@ -256,7 +240,7 @@ def val_metric_keys(records: Iterable[Mapping[str, Any]]) -> list[str]:
     return _panel_keys(curves_from_records(records))
 
 
-def _readable_axes(ax: Axes) -> None:
+def readable_axes(ax: Axes) -> None:
     """At most 4 x ticks in engineering notation (``12k`` rather than ``12000``) and 5 y ticks, so labels
     of neighbouring ticks never run into each other on a small panel."""
     from matplotlib.ticker import EngFormatter, MaxNLocator
@@ -279,7 +263,7 @@ def metric_panels(records: Iterable[Mapping[str, Any]], keys: list[str], *, titl
 
 def curve_panels(curves: Mapping[str, Curve], keys: list[str], *, title: str = "") -> Figure:
     """:func:`metric_panels` from curves (:func:`read_curves`)."""
-    plt = require("matplotlib.pyplot", "plot", PLOTTING)
+    plt = require("matplotlib.pyplot", "plot", PLOTTING, PLOT_EXTRA_OF)
     shown = keys[:MAX_PANELS]
     cols = max(1, min(PANEL_COLUMNS, len(shown)))
     rows = max(1, math.ceil(len(shown) / cols))
@@ -290,7 +274,7 @@ def curve_panels(curves: Mapping[str, Curve], keys: list[str], *, title: str = "
         ax.plot(xs, ys, marker="o", ms=3)
         name = key.split("/", 1)[-1]
         ax.set_title("\n".join(textwrap.wrap(name, 42)[:2]), fontsize=9)
-        _readable_axes(ax)
+        readable_axes(ax)
         if index + cols >= len(shown):  # the lowest panel of its column carries the axis name
             ax.set_xlabel(FRAMES_LABEL, fontsize=8)
     for ax in flat[len(shown) :]:
@@ -321,16 +305,16 @@ def plot_run(run_dir: str | Path) -> list[Path]:
     Raises:
         FileNotFoundError: the folder has no metrics.jsonl.
         amago_core.io.UnsafePathError: ``plots`` or a figure's file is a symlink (nothing is written there).
-        amago_core.optional.MissingOptionalDependencyError: matplotlib is not installed (``amago-core[plot]``).
+        amago_core.optional.MissingOptionalDependencyError: matplotlib is not installed (``amago-tools[plot]``).
     """
     run_dir = Path(run_dir)
     metrics_file = run_dir / "metrics.jsonl"
     if not metrics_file.is_file():
         msg = f"{run_dir} has no metrics.jsonl; is it an amago run folder (`{{ckpt_base_dir}}/{{run_name}}`)?"
         raise FileNotFoundError(msg)
-    matplotlib = require("matplotlib", "plot", PLOTTING)
+    matplotlib = require("matplotlib", "plot", PLOTTING, PLOT_EXTRA_OF)
     matplotlib.use("Agg")
-    plt = require("matplotlib.pyplot", "plot", PLOTTING)
+    plt = require("matplotlib.pyplot", "plot", PLOTTING, PLOT_EXTRA_OF)
 
     curves = read_curves(metrics_file)
     # A run folder may come from anyone: a planted `plots` link (or `plots/returns.png` link) must not steer
@@ -366,7 +350,7 @@ def plot_run(run_dir: str | Path) -> list[Path]:
             )
             drew = True
     if drew:
-        _readable_axes(ax)
+        readable_axes(ax)
         ax.set_xlabel(f"{FRAMES_LABEL} ({FRAMES})")
         ax.set_ylabel("return")
         ax.set_title(run_dir.name)
@@ -388,7 +372,7 @@ def plot_run(run_dir: str | Path) -> list[Path]:
             xs, ys = curves[key].xs, curves[key].ys
             # A short run logs a few losses: markers keep single points visible.
             ax.plot(xs, ys, label=key.removeprefix("train/"), marker="o" if len(xs) < 50 else None, ms=3)
-        _readable_axes(ax)
+        readable_axes(ax)
         ax.set_xlabel("gradient steps")
         ax.set_ylabel("loss (symlog scale)")
         ax.set_yscale("symlog")

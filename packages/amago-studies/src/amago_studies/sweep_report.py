@@ -11,8 +11,9 @@ from pathlib import Path
 from typing import Any
 
 from amago_core.cli.output import print_json
-from amago_core.cli.sweep import SweepFolder, optuna_module
 from amago_core.optional import require
+from amago_studies.sweep import SweepFolder, optuna_module
+from amago_tools.plotting import PLOT_EXTRA_OF
 
 PLOTS = (
     ("optimization_history", "plot_optimization_history"),
@@ -84,9 +85,9 @@ def study_summary(study: Any, folder: SweepFolder, top: int) -> dict[str, Any]:
 def draw_plots(study: Any, out: Path) -> list[Path]:
     """Optuna's matplotlib plots of the study as PNG files in ``out``; a plot the study cannot have yet (no
     finished trial, one parameter) is left out."""
-    matplotlib = require("matplotlib", "plot", "amago sweep show")
+    matplotlib = require("matplotlib", "plot", "amago sweep show", PLOT_EXTRA_OF)
     matplotlib.use("Agg")
-    plt = require("matplotlib.pyplot", "plot", "amago sweep show")
+    plt = require("matplotlib.pyplot", "plot", "amago sweep show", PLOT_EXTRA_OF)
     optuna = optuna_module()
     out.mkdir(parents=True, exist_ok=True)
     written = []

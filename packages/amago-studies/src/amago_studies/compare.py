@@ -14,7 +14,7 @@ A *group* is several seeds of one configuration: a folder whose subfolders are r
 - for meta-RL suites that log a metric per attempt of a trial (``Episode <k> Success`` of Meta-Frozen-Lake
   and BabyAI, ``Trial <k> Success`` of Meta-World, ``Ep <k> Return`` of XLand): the final mean per attempt.
 
-Torch-free; numpy only, rliable (``amago-core[compare]``) and matplotlib (``amago-core[plot]``) load when used.
+Torch-free; numpy only, rliable (``amago-studies[compare]``) and matplotlib (``amago-tools[plot]``) load when used.
 """
 
 from __future__ import annotations
@@ -32,10 +32,10 @@ import numpy as np
 
 from amago_core.config.task_split import task_split_of
 from amago_core.experiment.metrics import AVERAGE_RETURN_KEY, WALL_TIME_KEY
-from amago_core.experiment.plot import FRAMES, GRADIENT_STEPS, PLOTTING, _readable_axes
-from amago_core.experiment.run_dir import SEED_GROUP_RECORD, SWEEP_RECORD
 from amago_core.io import atomic_write, atomic_write_json, atomic_write_text
 from amago_core.optional import require
+from amago_studies import SEED_GROUP_RECORD, STUDIES, SWEEP_RECORD
+from amago_tools.plotting import FRAMES, GRADIENT_STEPS, PLOT_EXTRA_OF, PLOTTING, readable_axes
 
 COMPARING = "amago compare"
 """The feature named when rliable is missing."""
@@ -265,7 +265,7 @@ def _global_numpy_seed(seed: int) -> Iterator[None]:
 
 
 def _aggregates(target: float | None) -> dict[str, Callable[[np.ndarray], float]]:
-    metrics = require("rliable.metrics", "compare", COMPARING)
+    metrics = require("rliable.metrics", "compare", COMPARING, STUDIES)
     funcs: dict[str, Callable[[np.ndarray], float]] = {
         "IQM": metrics.aggregate_iqm,
         "Mean": metrics.aggregate_mean,
@@ -292,7 +292,7 @@ def interval_table(
     Returns:
         ``{label: {aggregate: {"estimate", "low", "high"}}}``.
     """
-    library = require("rliable.library", "compare", COMPARING)
+    library = require("rliable.library", "compare", COMPARING, STUDIES)
     funcs = _aggregates(target)
 
     def all_aggregates(matrix: np.ndarray) -> np.ndarray:
@@ -329,8 +329,8 @@ def improvement(
     Returns:
         ``[{"x", "y", "probability", "low", "high"}]``, every ordered pair, in the order of ``scores``.
     """
-    library = require("rliable.library", "compare", COMPARING)
-    metrics = require("rliable.metrics", "compare", COMPARING)
+    library = require("rliable.library", "compare", COMPARING, STUDIES)
+    metrics = require("rliable.metrics", "compare", COMPARING, STUDIES)
     labels = list(scores)
     found: dict[tuple[str, str], tuple[float, float, float]] = {}
     for i, x in enumerate(labels):
@@ -502,7 +502,7 @@ def compare(
         CompareError: no group has a run with ``metric`` (the message says what to check).
         amago_core.optional.MissingOptionalDependencyError: rliable is not installed.
     """
-    require("rliable.library", "compare", COMPARING)  # before any reading: say so at once
+    require("rliable.library", "compare", COMPARING, STUDIES)  # before any reading: say so at once
     skipped: list[str] = []
 
     def note(line: str) -> None:
@@ -763,9 +763,9 @@ def markdown(result: Comparison) -> str:
 
 
 def _pyplot() -> Any:
-    matplotlib = require("matplotlib", "plot", PLOTTING)
+    matplotlib = require("matplotlib", "plot", PLOTTING, PLOT_EXTRA_OF)
     matplotlib.use("Agg")
-    return require("matplotlib.pyplot", "plot", PLOTTING)
+    return require("matplotlib.pyplot", "plot", PLOTTING, PLOT_EXTRA_OF)
 
 
 def draw(result: Comparison, path: Path) -> None:
@@ -788,7 +788,7 @@ def draw(result: Comparison, path: Path) -> None:
             ha="center",
             transform=ax.transAxes,
         )
-    _readable_axes(ax)
+    readable_axes(ax)
     ax.set_xlabel(X_AXES[result.x][1])
     ax.set_ylabel(result.metric.split("/", 1)[-1], fontsize=8)
     ax.set_title("mean over seeds, 95 % bootstrap band", fontsize=9)

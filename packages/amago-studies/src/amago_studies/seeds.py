@@ -22,8 +22,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from amago_core.cli.child_runs import child_run_command, connect_overrides, last_line, start_child
-from amago_core.experiment.run_dir import SEED_GROUP_RECORD, atomic_write_json
+from amago_core.io import atomic_write_json
+from amago_studies import SEED_GROUP_RECORD
+from amago_studies.child_runs import child_run_command, connect_overrides, last_line, start_child
 
 GROUP_RECORD_NAME = SEED_GROUP_RECORD
 """The group record: what ``--resume`` on a group folder reads."""
@@ -114,7 +115,7 @@ def seed_command(
     allow_traj_pickles: bool = False,
 ) -> list[str]:
     """The ``amago run`` process of one seed: a fresh start from the group config, or ``--resume`` of its folder
-    (see :func:`~amago_core.cli.child_runs.child_run_command`)."""
+    (see :func:`~amago_studies.child_runs.child_run_command`)."""
     if resume:
         return child_run_command(
             resume=group.run_dir(seed), overrides=overrides, allow_traj_pickles=allow_traj_pickles

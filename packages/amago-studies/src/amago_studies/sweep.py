@@ -38,13 +38,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from amago_core.cli.child_runs import child_run_command, last_line, start_child
 from amago_core.cli.output import fail
-from amago_core.cli.sweep_spec import SweepSpec
 from amago_core.config.sources import RUN_RECORD_NAME
-from amago_core.experiment.run_dir import SWEEP_RECORD
 from amago_core.io import atomic_write_json
 from amago_core.optional import require
+from amago_studies import STUDIES, SWEEP_RECORD
+from amago_studies.child_runs import child_run_command, last_line, start_child
+from amago_studies.sweep_spec import SweepSpec
 
 SWEEPING = "amago sweep"
 """The feature named when Optuna is missing."""
@@ -114,7 +114,7 @@ def shown_url(url: str) -> str:
 
 def optuna_module() -> Any:
     """Optuna, quiet (its per-trial INFO lines would bury the sweep's own), or one line naming the extra."""
-    optuna = require("optuna", "sweep", SWEEPING)
+    optuna = require("optuna", "sweep", SWEEPING, STUDIES)
     optuna.logging.set_verbosity(optuna.logging.WARNING)
     return optuna
 
@@ -124,7 +124,7 @@ def open_storage(url: str) -> Any:
     be reached."""
     optuna = optuna_module()
     if url.startswith("postgresql"):
-        require("psycopg", "sweep", f"{SWEEPING} --storage postgresql://...")
+        require("psycopg", "sweep", f"{SWEEPING} --storage postgresql://...", STUDIES)
         if url.startswith("postgresql://"):
             url = "postgresql+psycopg://" + url.removeprefix("postgresql://")  # psycopg 3, not psycopg2
     try:

@@ -48,7 +48,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-import torch
+import torch  # noqa: TID253 (imported by `amago export`'s body and `export_policy` only, never by the CLI's listing)
 
 from amago_core.io import atomic_write, atomic_write_json
 from amago_core.plugins.registry import Registries
@@ -63,7 +63,7 @@ FORMATS = ("torchscript", "onnx")
 FILE_NAMES = {"torchscript": "policy_step.pt", "onnx": "policy_step.onnx"}
 MANIFEST_NAME = "policy_step.json"
 MANIFEST_FORMAT = 1
-EXPORT_EXTRA = 'pip install "amago-core[export]"'
+EXPORT_EXTRA = 'pip install "amago-tools[export]"'
 ONNX_MODULES = ("onnx", "onnxscript", "onnxruntime")
 """What writing (onnx, onnxscript: torch's exporter) and checking (onnxruntime) an ONNX file needs."""
 TOLERANCE = 1e-4
@@ -114,7 +114,7 @@ class ExportReport:
 
 
 def onnx_available() -> bool:
-    """Whether the ONNX exporter and runtime are installed (``amago-core[export]``)."""
+    """Whether the ONNX exporter and runtime are installed (``amago-tools[export]``)."""
     return all(importlib.util.find_spec(name) is not None for name in ONNX_MODULES)
 
 

@@ -311,7 +311,7 @@ class PluginRequest:
         """The plugin's files, by their path inside its folder."""
         template = GROUP_TEMPLATES[self.group.cli_name]
         values = template_values(template, self.names)
-        root = resources.files("amago_core.cli").joinpath("plugin_templates")
+        root = resources.files("amago_tools").joinpath("plugin_templates")
         files = {}
         for folder in ("common", self.group.cli_name):
             for path, text in _template_files(root.joinpath(folder)):

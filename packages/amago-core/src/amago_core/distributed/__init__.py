@@ -1,1 +1,0 @@
-"""Collection on other processes and machines (optional backends; nothing here is imported by a default run)."""

@@ -1,0 +1,35 @@
+"""amago-tools' hooks (registered as ``tools = "amago_tools.cli_hooks"`` under the ``amago`` entry-point group).
+
+Import-cheap like every hook module: typer and amago-core's torch-free CLI helpers only; the plotting and export
+code (matplotlib, torch, the ONNX exporter) load when a command or hook runs.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from amago_core.hooks.specs import hookimpl
+
+
+@hookimpl
+def amago_cli_commands(app: Any) -> None:
+    """Adds ``amago plot``, ``amago export`` and ``amago plugin new``."""
+    from amago_tools import plugin_new
+    from amago_tools.export_cmd import export_command
+    from amago_tools.plot_cmd import plot_command
+
+    app.command("plot")(plot_command)
+    app.command("export")(export_command)
+    app.add_typer(plugin_new.app, name="plugin")
+
+
+@hookimpl
+def amago_after_run(run_dir: Path, config: dict[str, Any]) -> Sequence[Path] | None:
+    """Draws the finished run's learning curves when its config asks for them (``logging.plot``)."""
+    if not config.get("logging", {}).get("plot"):
+        return None
+    from amago_tools.plotting import plot_finished_run
+
+    return plot_finished_run(run_dir)
