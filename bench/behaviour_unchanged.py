@@ -82,9 +82,8 @@ def record(out: Path) -> None:
             "run", "--env", "tmaze-passive", *common, "--name", "accelerate-2", "--steps", "2k"
         ),
         "seeds-2": _amago(
-            "run", "--env", "tmaze-passive", "--seeds", "2", "--seed", SEED, *THREADS, "--no-preflight",
-            "--name", "seeds-2", "--steps", "1k",
-        ),  # fmt: skip
+            "run", "--env", "tmaze-passive", "--seeds", "2", *common, "--name", "seeds-2", "--steps", "1k"
+        ),
     }
     for name, command in runs.items():
         command += ["-o", f"run.ckpt_base_dir={out}"]
