@@ -11,6 +11,9 @@ run removes its own), POPGym CountRecallEasy sized by ``--steps``, a 2-process a
 ``compare`` reads every record of each run's ``metrics.jsonl`` with the wall-clock columns dropped (FPS, times)
 and prints, per run, ``identical`` or the first record and key that differ. Runs on one machine compare
 exactly; another CPU (AVX2 against AVX-512) may round differently, so record both sides on the same machine.
+``optim.mixed_precision=auto`` is pinned to fp32 (``AMAGO_AUTO_PRECISION=no``): on a CPU with native bf16 it
+times both precisions at start, and a busier machine may then choose the other one, which is not a change of
+behaviour.
 """
 
 from __future__ import annotations
@@ -29,6 +32,8 @@ WALL_CLOCK = ("FPS", "seconds", "elapsed", "wall")
 """Substrings of metric names that measure the machine, not the learning (``Env FPS (per_process)``); dropped
 before comparing. Not "time": ``(test-time gamma)`` and ``(in Timesteps)`` are learning metrics."""
 THREADS = ["-o", "run.torch_threads=1", "-o", "rollout.env_mode=sync"]
+PINNED = {"OMP_NUM_THREADS": "1", "AMAGO_NO_PREFLIGHT": "1", "AMAGO_AUTO_PRECISION": "no"}
+"""The environment of every run: one OpenMP thread, no preflight, and ``auto`` precision decided without timing."""
 
 
 def _amago(*args: str) -> list[str]:
@@ -43,7 +48,7 @@ def _accelerate(*args: str) -> list[str]:
 
 def _run(command: list[str], log: Path) -> float:
     started = time.monotonic()
-    env = {**os.environ, "OMP_NUM_THREADS": "1", "AMAGO_NO_PREFLIGHT": "1"}
+    env = {**os.environ, **PINNED}
     with log.open("w") as handle:
         code = subprocess.run(
             command, stdout=handle, stderr=subprocess.STDOUT, env=env, check=False
@@ -60,7 +65,7 @@ def _sized_config(out: Path, name: str, *flags: str) -> Path:
         capture_output=True,
         text=True,
         check=True,
-        env={**os.environ, "AMAGO_NO_PREFLIGHT": "1"},
+        env={**os.environ, **PINNED},
     ).stdout
     config = json.loads(printed[printed.index("{") :])
     path = out / f"{name}.json"
