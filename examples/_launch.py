@@ -13,12 +13,13 @@ import json
 import sys
 import tempfile
 from collections.abc import Callable
-from typing import Any
+from typing import Any, NoReturn
 
 from amago_core.config.experiment import ExperimentConfig
 from amago_core.config.resolve import plan_run
 from amago_core.config.sources import deep_merge
 from amago_core.experiment import Experiment
+from amago_core.experiment.train import train
 
 MISSING_EXIT_CODE = 2
 """Exit status when a library (or a data file) the suite needs is missing; the stderr line says what to do."""
@@ -82,6 +83,11 @@ def common_settings(args: argparse.Namespace) -> dict[str, Any]:
     }
 
 
+def _missing(name: str, exc: BaseException) -> NoReturn:
+    print(f"{name}: {' '.join(str(exc).split())}", file=sys.stderr)
+    raise SystemExit(MISSING_EXIT_CODE) from None
+
+
 def launch(
     job: dict[str, Any],
     args: argparse.Namespace,
@@ -123,22 +129,24 @@ def launch(
         try:
             # One resolver for everything that starts a run: the job as the flags of `amago run` would be (the
             # env suite's preset under it, its episode followed, the AMAGO_* environment included).
-            config = plan_run(flags=job).config
-            extra = before_build(config) if before_build else None
-            experiment = Experiment(config, **(extra or {}))
-            experiment.start()
+            plan = plan_run(flags=job)
+            extra = before_build(plan.config) if before_build else None
+            experiment = Experiment(plan, **(extra or {}))
         except missing as exc:
-            print(f"{name}: {' '.join(str(exc).split())}", file=sys.stderr)
-            raise SystemExit(MISSING_EXIT_CODE) from None
-        try:
-            experiment.learn()
+            _missing(name, exc)
+
+        def evaluate(trained: Experiment) -> dict[str, float]:
             if eval_split == "test":
-                make_env = experiment.make_test_env or experiment.make_val_env
+                make_env = trained.make_test_env or trained.make_val_env
             else:
-                make_env = experiment.make_val_env
-            steps = eval_timesteps(config) if callable(eval_timesteps) else eval_timesteps
-            metrics = experiment.evaluate_test(make_env, steps)
-        finally:
-            experiment.close()
+                make_env = trained.make_val_env
+            steps = eval_timesteps(plan.config) if callable(eval_timesteps) else eval_timesteps
+            return trained.evaluate_test(make_env, steps)
+
+        try:
+            # The same start-learn-test-close as `amago run` (amago_core.experiment.train.train).
+            metrics = train(experiment, final_test=evaluate).final_test or {}
+        except missing as exc:  # a library an env needs when it starts is reported like one needed to build
+            _missing(name, exc)
     print(json.dumps(metrics, indent=2))
     return metrics

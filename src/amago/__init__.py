@@ -29,6 +29,8 @@ __getattr__, __dir__, __all__ = shim_exports(
         "ExperimentConfig": "amago_core.config.experiment:ExperimentConfig",
         "load_config": "amago_core.config.sources:load_config",
         "Experiment": "amago_core.experiment:Experiment",
+        "plan_run": "amago_core.config.resolve:plan_run",
+        "train": "amago_core.experiment.train:train",
         "load_policy": "amago_core.policy:load_policy",
         "AMAGOEnv": "amago_core.rollout:AMAGOEnv",
         "AMAGO_ENV_LOG_PREFIX": "amago_core.rollout:AMAGO_ENV_LOG_PREFIX",

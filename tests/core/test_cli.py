@@ -239,33 +239,19 @@ def test_show_says_whether_cuda_kernels_are_usable_here(monkeypatch):
     assert "flash_attn: installed, but no NVIDIA driver is loaded here" in text
 
 
+def _guide_run_option_example() -> str:
+    """The plugin guide's run-option example, as the page shows it (the block after "in full:")."""
+    guide = (Path(__file__).resolve().parents[2] / "docs" / "tutorial" / "08-write-a-plugin.md").read_text()
+    after = guide.split("A run option from a plugin, in full:", 1)[1]
+    return after.split("```python\n", 1)[1].split("```", 1)[0]
+
+
 def test_a_plugin_adds_a_run_option_and_sees_the_plan(fake_distribution):
-    # The plugin guide's example, as written there: an option on `amago run` and a hook that reads it and the plan.
+    # The plugin guide's example, read from the page: an option on `amago run` and a hook that reads it and the plan.
     fake_distribution(
         "amago-plugin-notify",
         entry_points={"amago": {"notify": "notify_pkg.amago_hooks"}},
-        modules={
-            "notify_pkg/__init__.py": "",
-            "notify_pkg/amago_hooks.py": """
-                from typing import Annotated
-
-                import typer
-
-                from amago_core.hooks import RunOption, hookimpl
-
-
-                @hookimpl
-                def amago_run_options():
-                    return [RunOption("notify", Annotated[str | None, typer.Option("--notify", help="Mail this address at the end.")])]
-
-
-                @hookimpl
-                def amago_run_planned(request):
-                    if request.options["notify"] is not None and request.options["dry_run"]:
-                        print(f"would mail {request.options['notify']} when {request.plan.config.run.name} ends")
-                    return None  # amago run goes on and trains the plan
-            """,
-        },
+        modules={"notify_pkg/__init__.py": "", "notify_pkg/amago_hooks.py": _guide_run_option_example()},
     )
     shown = run_console("run", "--help")
     assert "--notify" in shown.stdout, shown.stderr

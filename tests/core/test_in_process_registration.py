@@ -18,10 +18,10 @@ from torch import nn
 from typer.testing import CliRunner
 
 from amago_core.cli.app import app
+from amago_core.config.components import resolve_component
 from amago_core.config.experiment import ExperimentConfig
 from amago_core.config.sources import PROVENANCE_KEY
 from amago_core.experiment import Experiment
-from amago_core.experiment.components import resolve_component
 from amago_core.experiment.provenance import run_record
 from amago_core.plugins import (
     ENV_SUITES,

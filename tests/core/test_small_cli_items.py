@@ -316,7 +316,7 @@ def test_the_final_test_pass_runs_for_every_finished_run_that_evaluates(
 ) -> None:
     from types import SimpleNamespace
 
-    from amago_core.cli.run_cmd import runs_final_test
+    from amago_core.experiment.train import runs_final_test
 
     collector = SimpleNamespace(evaluates=remote_evaluates) if remote_evaluates else None
     experiment = SimpleNamespace(

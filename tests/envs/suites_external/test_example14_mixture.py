@@ -49,8 +49,8 @@ def build_arguments(monkeypatch, example: ModuleType, argv: list[str]) -> tuple[
 
     built: list[tuple[Any, dict[str, Any]]] = []
 
-    def capture(config, **kwargs):
-        built.append((config, kwargs))
+    def capture(plan, **kwargs):
+        built.append((plan.config, kwargs))  # the examples build from the plan (train(plan), as `amago run`)
         raise SystemExit(0)
 
     monkeypatch.setattr(_launch, "Experiment", capture)

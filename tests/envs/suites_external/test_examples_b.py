@@ -93,8 +93,8 @@ def _tmaze_example_config(monkeypatch, horizon: int):
 
     built = []
 
-    def capture(config, **_):
-        built.append(config)
+    def capture(plan, **_):
+        built.append(plan.config)  # the examples build from the plan (train(plan), as `amago run`)
         raise SystemExit(0)
 
     monkeypatch.setattr(_launch, "Experiment", capture)

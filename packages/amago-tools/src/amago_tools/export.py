@@ -48,15 +48,15 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-import torch  # noqa: TID253 (imported by `amago export`'s body and `export_policy` only, never by the CLI's listing)
+import torch
 
 from amago_core.io import atomic_write, atomic_write_json
 from amago_core.plugins.registry import Registries
 from amago_core.plugins.registry import registries as installed_registries
 from amago_core.policy.loader import LoadedRun, describe, load_run
 from amago_core.policy.memory import MemoryLayout
-from amago_core.policy.recorded import RecordedSteps, record_steps
 from amago_core.rollout.spaces import space_to_json
+from amago_tools.recorded import RecordedSteps, record_steps
 
 FORMATS = ("torchscript", "onnx")
 """What ``export_policy`` can write."""

@@ -250,12 +250,12 @@ def run_command(
     allow = traj_pickles_allowed(plan, allow_traj_pickles)
     if smoke:
         with tempfile.TemporaryDirectory(prefix="amago-smoke-") as folder:
-            sized = plan.sized({"run": {"ckpt_base_dir": folder}}).config
+            sized = plan.sized({"run": {"ckpt_base_dir": folder}})
             _train(sized, None, debugging(debug), quiet, allow, smoke=True)
         if not quiet:
             sys.stderr.write("amago: the smoke run passed end to end; its temporary folder was removed.\n")
         return
-    _train(resolved, resume, debugging(debug), quiet, allow)
+    _train(plan, resume, debugging(debug), quiet, allow)
 
 
 def _hooks() -> Any:
@@ -270,10 +270,10 @@ def _exit_if_taken_over(code: int | None) -> None:
         raise typer.Exit(code)
 
 
-def _after_run(run_dir: Path, config: Any) -> list[Path]:
-    """What the plugins made from the finished run (hook ``amago_after_run``: learning curves...), in order."""
-    answers = _hooks().amago_after_run(run_dir=run_dir, config=config.model_dump(mode="json"))
-    return [Path(path) for answer in reversed(answers) for path in answer or ()]
+def _say_resumed(experiment: Any) -> None:
+    done = experiment.epoch - 1
+    message = f"resuming after epoch {done}" if experiment.epoch > 0 else "no checkpoint yet: starting over"
+    sys.stderr.write(f"amago: {message} ({experiment.paths.root})\n")
 
 
 def _smoke_summary(summary: dict[str, Any], metrics: Path, quiet: bool) -> dict[str, Any]:
@@ -416,63 +416,27 @@ def _write_failures_exit(experiment: Any, debug: bool) -> Iterator[None]:
         fail(str(failure), code=WRITE_FAILED)
 
 
-def runs_final_test(experiment: Any) -> bool:
-    """Whether ``amago run`` ends with a ``test/`` pass: the run finished (or reached its time limit), it
-    evaluates (here, or on its Ray actors with ``ray.evaluate``) and it has test envs."""
-    from amago_core.experiment.signals import TIME_LIMIT
-
-    finished = experiment.stopped_by in (None, TIME_LIMIT)  # a time limit is how a budget ends
-    collector = experiment.collector
-    evaluates = experiment.val_envs is not None or (collector is not None and collector.evaluates)
-    return bool(finished and evaluates and experiment.make_test_env)
-
-
 def _train(
-    config: Any, resume: Path | None, debug: bool, quiet: bool, allow_traj_pickles: bool, smoke: bool = False
+    plan: RunPlan,
+    resume: Path | None,
+    debug: bool,
+    quiet: bool,
+    allow_traj_pickles: bool,
+    smoke: bool = False,
 ) -> None:
-    from amago_core.experiment.naming import env_id_of
-    from amago_core.experiment.progress import final_numbers
     from amago_core.experiment.signals import TIME_LIMIT
+    from amago_core.experiment.train import train
 
-    experiment = experiment_or_fail(config, debug, allow_traj_pickles=allow_traj_pickles)
-    final = None
+    config = plan.config
+    experiment = experiment_or_fail(plan, debug, allow_traj_pickles=allow_traj_pickles)
     with (
         one_line_errors(debug, after=lambda: _checkpoint_truth(experiment)),
         _write_failures_exit(experiment, debug),
     ):
-        try:
-            experiment.start(resume=resume is not None)
-            if resume is not None:
-                done = experiment.epoch - 1
-                message = (
-                    f"resuming after epoch {done}"
-                    if experiment.epoch > 0
-                    else "no checkpoint yet: starting over"
-                )
-                sys.stderr.write(f"amago: {message} ({experiment.paths.root})\n")
-            experiment.learn()
-            if runs_final_test(experiment):
-                final = experiment.evaluate_test(
-                    experiment.make_test_env, experiment.config.schedule.val_timesteps_per_epoch
-                )
-        finally:
-            experiment.close()
+        result = train(experiment, resume=resume is not None, on_start=_say_resumed if resume else None)
         if not experiment.accelerator.is_main_process:
             return
-        written = _after_run(experiment.paths.root, config)
-    summary = {
-        "run_dir": str(experiment.paths.root),
-        "env": env_id_of(config.env),
-        "epochs": experiment.config.schedule.epochs,
-        "total_frames": experiment.total_frames,
-        "gradient_steps": experiment.grad_update_counter,
-        "final_test": final,
-        "plots": [str(p) for p in written],
-        **final_numbers(experiment),  # wall time, env steps/s, updates/s, best val return, checkpoint
-    }
-    if experiment.stopped_by is not None:
-        summary["stopped_by"] = experiment.stopped_by
-        summary["epochs_done"] = experiment.epoch
+    summary = result.summary()
     if smoke:
         summary = _smoke_summary(summary, experiment.paths.metrics, quiet)
     if not quiet:

@@ -8,6 +8,7 @@ folder's recorded config is read back here too (:func:`plan_recorded`). Every fu
 
 from __future__ import annotations
 
+import functools
 import os
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
@@ -16,6 +17,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from amago_core.config.components import RunComponents
 from amago_core.config.episode import follow_episode, warn_if_memory_too_short
 from amago_core.config.errors import describe_validation_error
 from amago_core.config.experiment import ExperimentConfig
@@ -74,11 +76,13 @@ def base_layer(
 
 @dataclass(frozen=True)
 class RunPlan:
-    """What will run, decided once: the validated config, and what the user's own sources set.
+    """What will run, decided once: the validated config, its resolved components, and what the user's own
+    sources set.
 
     Built by :func:`plan_run`; sizing (``--steps``, ``--budget``, ``--smoke``) turns one plan into another
-    (:meth:`sized`). Everything that starts a run (``amago run``, ``Experiment(plan)``, the examples) starts from
-    one.
+    (:meth:`sized`). Everything that starts a run (``amago run``, ``Experiment(plan)``,
+    :func:`~amago_core.experiment.train.train`, the examples) starts from one, and builds from its
+    :attr:`components` rather than resolving them again.
 
     Attributes:
         config: the validated config, every component slot resolved to its config.
@@ -98,6 +102,15 @@ class RunPlan:
     registries: Registries | None = field(default=None, compare=False, repr=False)
     files: tuple[SourceFile, ...] = field(default=(), compare=False, repr=False)
     own: Mapping[str, Any] = field(default_factory=dict, compare=False, repr=False)
+
+    @functools.cached_property
+    def components(self) -> RunComponents:
+        """Every component slot of :attr:`config` resolved once (spec, config, origin), from the plan's
+        registries: what ``Experiment(plan)`` builds. Resolved when first asked for (listing and ``--dry-run``
+        never need it); a sized plan is a new plan and resolves its own."""
+        from amago_core.plugins.registry import registries as installed_registries
+
+        return RunComponents.resolve(self.config, self.registries or installed_registries(), {})
 
     @property
     def records(self) -> dict[Path, Mapping[str, Any]]:

@@ -20,9 +20,9 @@ from typing import Any
 
 from accelerate import Accelerator
 
+from amago_core.config.components import RunComponents
 from amago_core.config.experiment import ExperimentConfig
 from amago_core.experiment.collectors import Collector
-from amago_core.experiment.components import RunComponents
 from amago_core.experiment.metrics import finished_episodes, policy_metrics
 from amago_core.experiment.pools import EnvMakers, Role, RolePool, build_pool, makers_per_actor
 from amago_core.experiment.video import VideoRequest, record_first_env

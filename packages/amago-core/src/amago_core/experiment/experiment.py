@@ -38,6 +38,7 @@ from accelerate.utils import broadcast_object_list, set_seed
 from torch.utils.data import DataLoader
 from tqdm.auto import tqdm
 
+from amago_core.config.components import RunComponents, UserClass
 from amago_core.config.experiment import ExperimentConfig
 from amago_core.config.flat import SLOT_NAMES, flat_names, flat_value, with_settings
 from amago_core.config.resolve import RunPlan
@@ -49,7 +50,6 @@ from amago_core.experiment.acting import run_policy
 from amago_core.experiment.agent_api import RolloutPolicy
 from amago_core.experiment.checkpoints import Progress, TrainingState
 from amago_core.experiment.collectors import Collector, build_collector
-from amago_core.experiment.components import RunComponents, UserClass
 from amago_core.experiment.env_runner import EnvRunner
 from amago_core.experiment.fast_torch import compile_wanted, skip_dynamo_import, untraced_adamw
 from amago_core.experiment.hardware import PrecisionChoice
@@ -76,6 +76,7 @@ from amago_core.experiment.run_inputs import (
     experiment_config,
     is_python_component,
     registries_of,
+    run_components,
     take_component_classes,
 )
 from amago_core.experiment.run_lock import RunLock, hold_run
@@ -120,9 +121,8 @@ class Experiment:
     ``collect_new_training_data``, ``evaluate_val``, ``evaluate_test``.
 
     Args:
-        config: the run's plan (:func:`~amago_core.config.resolve.plan_run`), or a validated config (or a mapping
-            of one); None: planned from the keywords, like the CLI does (env suite preset under them, ``AMAGO_*``
-            environment variables).
+        config: a plan (``plan_run``; built from its resolved components), a validated config or its mapping;
+            None: planned from the keywords like the CLI does (suite preset under them, ``AMAGO_*`` variables).
         dataset: where training sequences come from. None: a disk buffer at ``{dset_root}/{dset_name}``.
         make_train_env: returns an ``AMAGOEnv``, or a list with one maker per actor. None: the ``env`` setting's
             suite.
@@ -160,7 +160,7 @@ class Experiment:
         self.registries = registries_of(config, registries)
         """Where components are looked up, when validating the settings and when building."""
         self.config: ExperimentConfig = experiment_config(config, settings, self.registries)
-        self.components = RunComponents.resolve(self.config, self.registries, self.classes)
+        self.components = run_components(config, settings, self.classes, self.registries, self.config)
         self.role = ProcessRole.of(self.config)
         self.evaluation_only = evaluation_only
         self.allow_traj_pickles = (

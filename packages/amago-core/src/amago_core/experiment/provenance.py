@@ -7,9 +7,9 @@ import sys
 import time
 from typing import Any
 
+from amago_core.config.components import RELABELER_SLOT, RunComponents
 from amago_core.config.experiment import ExperimentConfig
 from amago_core.config.sources import PROVENANCE_KEY
-from amago_core.experiment.components import RELABELER_SLOT, RunComponents
 from amago_core.experiment.hardware import PrecisionChoice, recorded_cpu_flags
 
 

@@ -11,10 +11,10 @@ from collections.abc import Mapping
 from typing import Any
 
 from amago_core.config.component import ComponentConfig
+from amago_core.config.components import RunComponents, UserClass
 from amago_core.config.experiment import ExperimentConfig
 from amago_core.config.flat import SLOT_NAMES, flat_to_tree, with_settings
 from amago_core.config.resolve import RunPlan, resolve_config
-from amago_core.experiment.components import UserClass
 from amago_core.experiment.naming import default_run_name
 from amago_core.experiment.pools import EnvMakers, makers_per_actor, suite_makers
 from amago_core.experiment.processes import ProcessRole
@@ -57,16 +57,18 @@ def experiment_config(
 ) -> ExperimentConfig:
     """The validated config of ``Experiment(config, **settings)``: the flat keywords over ``config`` (or planned
     like the CLI plans a run when there is none), every name looked up in ``registries``, with a run name drawn
-    when none is set."""
-    if isinstance(config, RunPlan):
-        config = config.config
-    if config is None:
+    when none is set. A plan taken as it is (no keywords, its own registries) is already validated and resolved:
+    it is used as planned."""
+    if isinstance(config, RunPlan) and not settings and registries is registries_of(config, None):
+        resolved = config.config  # validated and resolved by plan_run: used as planned
+    elif config is None:
         resolved = resolve_config(flags=flat_to_tree(settings), registries=registries)
     else:
+        plain = config.config if isinstance(config, RunPlan) else config
         base = (
-            config
-            if isinstance(config, ExperimentConfig)
-            else ExperimentConfig.validate_with(config, registries)
+            plain
+            if isinstance(plain, ExperimentConfig)
+            else ExperimentConfig.validate_with(plain, registries)
         )
         resolved = with_settings(base, settings, registries=registries).resolved(registries)
     if resolved.run.name is None:
@@ -74,6 +76,26 @@ def experiment_config(
             update={"run": resolved.run.model_copy(update={"name": default_run_name(resolved)})}
         )
     return resolved
+
+
+def run_components(
+    given: Any,
+    settings: Mapping[str, Any],
+    classes: Mapping[str, UserClass],
+    registries: Registries,
+    config: ExperimentConfig,
+) -> RunComponents:
+    """The components of ``Experiment(given, **settings)``: the plan's own when it builds exactly that plan (no
+    keywords, no Python classes, the plan's registries), so nothing is resolved twice; else ``config``'s,
+    resolved here once."""
+    if (
+        isinstance(given, RunPlan)
+        and not settings
+        and not classes
+        and registries is registries_of(given, None)
+    ):
+        return given.components
+    return RunComponents.resolve(config, registries, classes)
 
 
 def env_makers(given: Makers, config: ExperimentConfig, registries: Registries) -> Makers:

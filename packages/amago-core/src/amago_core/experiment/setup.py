@@ -18,11 +18,11 @@ import torch
 from accelerate import Accelerator
 from accelerate.utils import DistributedDataParallelKwargs, broadcast_object_list
 
+from amago_core.config.components import RunComponents
 from amago_core.config.experiment import ExperimentConfig
 from amago_core.config.sources import PROVENANCE_KEY
 from amago_core.data.dataset import RLDataset
 from amago_core.data.disk_buffer import DiskTrajDataset
-from amago_core.experiment.components import RunComponents
 from amago_core.experiment.fast_torch import tune_allocator
 from amago_core.experiment.hardware import PRECISIONS, Precision, PrecisionChoice, choose_precision
 from amago_core.experiment.processes import ProcessRole, default_torch_threads

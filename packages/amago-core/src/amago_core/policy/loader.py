@@ -16,10 +16,10 @@ import torch
 from safetensors import SafetensorError
 
 from amago_core.config.component import ComponentConfig
+from amago_core.config.components import ComponentBuildError, RunComponents
 from amago_core.config.experiment import ExperimentConfig
 from amago_core.experiment.agent_api import RolloutPolicy
 from amago_core.experiment.checkpoints import load_policy_weights
-from amago_core.experiment.components import ComponentBuildError, RunComponents
 from amago_core.experiment.run_dir import RunPaths
 from amago_core.plugins.errors import PluginError
 from amago_core.plugins.registry import Registries

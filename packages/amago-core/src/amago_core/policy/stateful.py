@@ -20,7 +20,7 @@ from amago_core.experiment.agent_api import RolloutPolicy
 # AMAGOEnv's own observation checks and action conversions: using them (not copies) keeps the policy's input
 # and the env's actions exactly what they were in training.
 from amago_core.rollout.action_mask import ACTION_MASK_KEY, encoder_space, mask_of, mask_segments
-from amago_core.rollout.env import _make_action_adapter, _ObsChecker
+from amago_core.rollout.env import _ObsChecker, make_action_adapter
 from amago_core.rollout.spaces import PolicySpaces
 
 
@@ -68,7 +68,7 @@ class StatefulPolicy:
         self.device = torch.device(device)
         self.sample = sample
         self.name = name
-        self._actions = _make_action_adapter(spaces.env_action_space)
+        self._actions = make_action_adapter(spaces.env_action_space)
         self._obs: _ObsChecker | None = None
         self._memory: Any = None
         self._prev_action = np.zeros((0, self._actions.dim), dtype=self._actions.stored_dtype)

@@ -167,7 +167,7 @@ class _ObsChecker:
         return out
 
 
-class _ActionAdapter:
+class ActionAdapter:
     """Translates policy actions to env actions and to the stored ``prev_action`` representation."""
 
     dim: int
@@ -181,7 +181,7 @@ class _ActionAdapter:
         raise NotImplementedError
 
 
-class _DiscreteAdapter(_ActionAdapter):
+class _DiscreteAdapter(ActionAdapter):
     def __init__(self, space: gym.spaces.Discrete) -> None:
         self.n = int(space.n)
         self.start = int(space.start)
@@ -212,7 +212,7 @@ class _DiscreteAdapter(_ActionAdapter):
         return idx if batched else int(idx[0])
 
 
-class _MultiBinaryAdapter(_ActionAdapter):
+class _MultiBinaryAdapter(ActionAdapter):
     def __init__(self, space: gym.spaces.MultiBinary) -> None:
         if len(space.shape) != 1:
             msg = f"MultiBinary actions must be 1-D; got shape {space.shape}."
@@ -237,7 +237,7 @@ class _MultiBinaryAdapter(_ActionAdapter):
         return out if batched else out[0]
 
 
-class _MultiDiscreteAdapter(_ActionAdapter):
+class _MultiDiscreteAdapter(ActionAdapter):
     """Several discrete choices at once: stored as their one-hots one after the other (``sum(nvec)`` wide)."""
 
     def __init__(self, space: gym.spaces.MultiDiscrete) -> None:
@@ -281,7 +281,7 @@ class _MultiDiscreteAdapter(_ActionAdapter):
         return out if batched else out[0]
 
 
-class _BoxAdapter(_ActionAdapter):
+class _BoxAdapter(ActionAdapter):
     def __init__(self, space: gym.spaces.Box) -> None:
         if len(space.shape) != 1:
             msg = f"Box actions must be 1-D; got shape {space.shape}. Flatten the action space."
@@ -316,7 +316,8 @@ class _BoxAdapter(_ActionAdapter):
         return scaled if batched else scaled[0]
 
 
-def _make_action_adapter(space: gym.Space) -> _ActionAdapter:
+def make_action_adapter(space: gym.Space) -> ActionAdapter:
+    """The adapter between ``space``'s env actions, the policy's actions and the stored ``prev_action``."""
     if isinstance(space, gym.spaces.Discrete):
         return _DiscreteAdapter(space)
     if isinstance(space, gym.spaces.MultiBinary):
@@ -394,7 +395,7 @@ class AMAGOEnv:
         self.reset_timestep: Timestep | None = None
         """Vectorised envs that report ``final_obs``: the next policy input after a step that ended episodes
         (the step's own timestep then holds the final observations). None otherwise."""
-        self._act = _make_action_adapter(act_space or env.action_space)
+        self._act = make_action_adapter(act_space or env.action_space)
         self.observation_space: gym.spaces.Dict = self._obs.space
         self.action_mask_width = 0
         """Entries of the action mask (0: the env has none)."""

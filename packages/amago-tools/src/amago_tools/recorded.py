@@ -19,7 +19,7 @@ from amago_core.experiment.acting import env_actions, policy_input
 from amago_core.plugins.registry import Registries
 from amago_core.policy.loader import LoadedRun
 from amago_core.policy.memory import MemoryLayout
-from amago_core.rollout.env import _make_action_adapter
+from amago_core.rollout.env import make_action_adapter
 
 SYNTHETIC_EPISODE_STEPS = (1, 12)
 """Episode lengths (inclusive range) of the rollout made up from the spaces when the run names no env."""
@@ -57,7 +57,7 @@ class _MadeUpEnvs:
         self.spaces = loaded.spaces
         self.spaces.obs_space.seed(seed)
         self.rng = np.random.default_rng(seed)
-        self.actions = _make_action_adapter(self.spaces.action_space)
+        self.actions = make_action_adapter(self.spaces.action_space)
         self.n_envs = n_envs
         self.left = self.rng.integers(*SYNTHETIC_EPISODE_STEPS, endpoint=True, size=n_envs)
 
