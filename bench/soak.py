@@ -29,7 +29,7 @@ from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-from amago_core.cli.disk_report import folder_disk_use, run_buffer_folder, run_disk_use
+from amago_tools.disk_report import folder_disk_use, run_buffer_folder, run_disk_use
 
 DEFAULT_JOB = (
     "-o",

@@ -226,27 +226,29 @@ print(experiment.total_frames, sorted(m for m in sys.modules if m == "ray" or m.
 
 
 def test_doctor_says_when_the_ray_extra_is_missing(monkeypatch):
-    from amago_core.cli import doctor
+    from amago_core.cli.doctor import DoctorReport
+    from amago_ray import doctor_hooks as doctor  # the doctor's Ray line comes from amago-ray's hook
 
     real_find_spec = doctor.importlib.util.find_spec
     monkeypatch.setattr(
         doctor.importlib.util, "find_spec", lambda name: None if name == "ray" else real_find_spec(name)
     )
-    report = doctor.DoctorReport()
+    report = DoctorReport()
     doctor.check_ray(report)
     assert report.notes == ["ray: not installed (needed for ray.actors > 0: pip install amago-ray)"]
 
 
 @pytest.mark.slow
 def test_doctor_reaches_the_cluster_named_by_ray_address(monkeypatch, tmp_path, two_node_cluster):
-    from amago_core.cli import doctor
+    from amago_core.cli.doctor import DoctorReport
+    from amago_ray import doctor_hooks as doctor  # the doctor's Ray line comes from amago-ray's hook
 
     monkeypatch.setenv("RAY_ADDRESS", two_node_cluster)
     (tmp_path / "sitecustomize.py").write_text(LOOPBACK_SITE)  # the doctor joins from a child process
     monkeypatch.setenv(
         "PYTHONPATH", os.pathsep.join(filter(None, [str(tmp_path), os.environ.get("PYTHONPATH")]))
     )
-    report = doctor.DoctorReport()
+    report = DoctorReport()
     doctor.check_ray(report)
     assert not report.warnings
     assert report.notes[-1].endswith(f"cluster at {two_node_cluster!r} reachable: 2 node(s), 4 CPUs")

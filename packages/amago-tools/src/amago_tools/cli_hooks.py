@@ -33,3 +33,12 @@ def amago_after_run(run_dir: Path, config: dict[str, Any]) -> Sequence[Path] | N
     from amago_tools.plotting import plot_finished_run
 
     return plot_finished_run(run_dir)
+
+
+@hookimpl
+def amago_doctor_run_dir(run_dir: Path, as_json: bool) -> bool:
+    """``amago doctor RUN_DIR``: the run folder's disk use by part."""
+    from amago_tools.disk_report import report_run_disk_use
+
+    report_run_disk_use(run_dir, as_json)
+    return True

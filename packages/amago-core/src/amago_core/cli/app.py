@@ -8,7 +8,7 @@ from typing import Annotated
 
 import typer
 
-from amago_core.cli import config_cmd, disk_report, doctor, eval_cmd, listing, run_cmd
+from amago_core.cli import config_cmd, doctor, eval_cmd, listing, run_cmd
 from amago_core.cli.help_format import show_flags_without_a_type
 from amago_core.cli.version import top_level_options
 from amago_core.plugins.groups import cli_names_in_words
@@ -77,7 +77,7 @@ def doctor_command(
     With RUN_DIR: the run folder's disk use by part (checkpoints, buffer, quarantine, metrics, wandb...).
     """
     if run_dir is not None:
-        disk_report.report_run_disk_use(run_dir, as_json)
+        doctor.report_run_dir(run_dir, as_json)
         return
     doctor.run_doctor(as_json)
 

@@ -11,20 +11,17 @@ The doctor itself stays torch-free; anything that needs torch runs in a child pr
 
 from __future__ import annotations
 
-import importlib.util
 import json
-import os
 import subprocess
 import sys
-import tempfile
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from importlib.metadata import version
+from pathlib import Path
 from typing import Any
 
 import typer
 
-from amago_core.cli.output import console, print_json
+from amago_core.cli.output import console, fail, print_json
 from amago_core.plugins.errors import PluginError
 from amago_core.plugins.in_process import InProcessSpec
 from amago_core.plugins.registry import Status, registries
@@ -72,18 +69,6 @@ else:
 info["kernels"] = {module: importlib.util.find_spec(module) is not None for module in sys.argv[1:]}
 print(json.dumps(info))
 """
-
-_RAY_SCRIPT = """
-import json, sys
-import ray
-ray.init(address=sys.argv[1], logging_level="ERROR", log_to_driver=False)
-nodes = [node for node in ray.nodes() if node.get("Alive")]
-print(json.dumps({"nodes": len(nodes), "cpus": ray.cluster_resources().get("CPU", 0.0)}))
-ray.shutdown()
-"""
-
-RAY_PROBE_TIMEOUT_S = 30.0
-"""How long the doctor's child process may take to join a Ray cluster before it is called unreachable."""
 
 
 def component_problem(label: str, detail: str, *, broken: bool, spec: ComponentSpec | None = None) -> str:
@@ -207,56 +192,6 @@ def probe_accelerators(kernel_modules: Sequence[str] = ()) -> dict[str, Any]:
     return json.loads(result.stdout)
 
 
-def ray_cluster_address() -> str | None:
-    """The cluster a run with ``ray.address=auto`` would join: ``RAY_ADDRESS``, or the one `ray start` runs on
-    this node (Ray records it in ``ray_current_cluster`` under its temp folder); None when there is neither."""
-    address = os.environ.get("RAY_ADDRESS")
-    if address:
-        return address
-    marker = os.path.join(os.environ.get("RAY_TMPDIR", tempfile.gettempdir()), "ray", "ray_current_cluster")
-    return "auto" if os.path.exists(marker) else None
-
-
-def check_ray(report: DoctorReport) -> None:
-    """One line: whether the Ray extra is installed and, when a cluster is expected, whether it is reachable.
-
-    Nothing is imported when Ray is absent or no cluster is expected; joining one runs in a child process.
-    """
-    if importlib.util.find_spec("ray") is None:
-        report.notes.append("ray: not installed (needed for ray.actors > 0: pip install amago-ray)")
-        return
-    installed = f"ray {version('ray')}: installed"
-    address = ray_cluster_address()
-    if address is None:
-        report.notes.append(
-            f"{installed}; no cluster running (ray.actors > 0 starts a local one; `ray start --head` starts one "
-            "that `-o ray.address=auto` joins)"
-        )
-        return
-    try:
-        result = subprocess.run(
-            [sys.executable, "-c", _RAY_SCRIPT, address],
-            capture_output=True,
-            text=True,
-            check=False,
-            timeout=RAY_PROBE_TIMEOUT_S,
-        )
-        lines = result.stdout.strip().splitlines()
-        cluster = json.loads(lines[-1]) if result.returncode == 0 and lines else None
-        why = (result.stderr.strip().splitlines() or ["failed"])[-1]
-    except subprocess.TimeoutExpired:
-        cluster, why = None, f"no answer within {RAY_PROBE_TIMEOUT_S:g} s"
-    if cluster is None:
-        report.warnings.append(
-            f"{installed}; the cluster at {address!r} is not reachable ({why}); check `ray status`, or unset "
-            "RAY_ADDRESS to let runs start a local cluster"
-        )
-        return
-    report.notes.append(
-        f"{installed}; cluster at {address!r} reachable: {cluster['nodes']} node(s), {cluster['cpus']:g} CPUs"
-    )
-
-
 def examine() -> DoctorReport:
     """Runs every check and returns the report."""
     from amago_core.hooks.manager import hook_manager
@@ -326,7 +261,7 @@ def examine() -> DoctorReport:
         report.errors.append(component_problem(label, detail, broken=True, spec=specs.get(label)))
     if unchecked:
         report.warnings.append(f"build check: {stopped}; not built: {', '.join(unchecked)}")
-    check_ray(report)
+    hook_manager().hook.amago_doctor_checks(report=report)  # plugins' own lines (amago-ray: the cluster)
     accel = probe_accelerators(sorted(kernels))
     if "error" in accel:
         report.warnings.append(f"accelerator probe failed: {accel['error']}")
@@ -367,3 +302,14 @@ def run_doctor(as_json: bool) -> None:
         out.print(f"{verdict}: {len(report.errors)} error(s), {len(report.warnings)} warning(s)")
     if report.errors:
         raise typer.Exit(1)
+
+
+def report_run_dir(run_dir: Path, as_json: bool) -> None:
+    """``amago doctor RUN_DIR``: the plugin that reports on run folders does (amago-tools: disk use by part)."""
+    from amago_core.hooks.manager import hook_manager
+
+    if not hook_manager().hook.amago_doctor_run_dir(run_dir=run_dir, as_json=as_json):
+        fail(
+            f"no installed plugin reports on run folders like {run_dir}: `amago doctor RUN_DIR` comes with "
+            "amago-tools (pip install amago-tools)"
+        )

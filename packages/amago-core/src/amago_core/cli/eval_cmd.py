@@ -200,17 +200,13 @@ def _take_trained_progress(experiment: Any, epoch: int | None) -> int | None:
     states = [(e, folder) for e, folder in experiment.paths.saved_states() if epoch is None or e == epoch]
     if not states:
         if epoch is not None:
-            experiment.epoch = epoch
+            experiment.restore_progress(Progress(epoch=epoch))
         return epoch
     try:
         progress = Progress.from_json(read_progress(states[-1][1]))
     except (OSError, ValueError, KeyError, TypeError):
         return epoch  # a damaged state: the weights are still evaluated, at unknown x-axes
-    experiment.epoch = progress.epoch
-    experiment.total_frames = progress.total_frames
-    experiment.grad_update_counter = progress.grad_update_counter
-    experiment.frames_by_env_name = dict(progress.frames_by_env_name)
-    experiment.training_wall_seconds = progress.wall_seconds  # `amago compare --x minutes` places it too
+    experiment.restore_progress(progress)  # `amago compare --x minutes` places it by its wall time too
     return progress.epoch
 
 

@@ -410,7 +410,7 @@ def _write_failures_exit(experiment: Any, debug: bool) -> Iterator[None]:
         failure = None if debug else experiment.write_failure(exc)
         if failure is None:
             raise
-        accelerator = getattr(experiment, "accelerator", None)
+        accelerator = experiment.accelerator
         if accelerator is not None and not accelerator.is_main_process:
             raise typer.Exit(WRITE_FAILED) from None
         fail(str(failure), code=WRITE_FAILED)

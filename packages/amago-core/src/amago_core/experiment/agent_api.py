@@ -42,12 +42,35 @@ class RolloutPolicy(Protocol):
 
 
 @runtime_checkable
-class LearningAgent(RolloutPolicy, Protocol):
-    """Learning: the parameters the optimiser updates, and the target networks moved after each update."""
+class Trainable(Protocol):
+    """A module that names what the optimiser updates (others train all their ``parameters()``)."""
 
     def trainable_parameters(self) -> Iterator[torch.nn.Parameter]:
         """What the optimiser updates (not the target copies)."""
         ...
+
+
+@runtime_checkable
+class ReportsGradNorms(Protocol):
+    """An agent that adds its gradient norms (per part) to the logged training metrics (amago-agents' do)."""
+
+    def grad_norms(self) -> dict[str, float]:
+        """``{"Actor Grad Norm": ..., ...}`` after the backward pass of a logged step."""
+        ...
+
+
+@runtime_checkable
+class ReloadAware(Protocol):
+    """An agent told when checkpoint weights were loaded into it (to rebuild caches derived from them)."""
+
+    def on_checkpoint_loaded(self, is_accelerate_state: bool) -> None:
+        """Called after loading; ``is_accelerate_state``: a whole training state, not only the weights."""
+        ...
+
+
+@runtime_checkable
+class LearningAgent(RolloutPolicy, Trainable, Protocol):
+    """Learning: the parameters the optimiser updates, and the target networks moved after each update."""
 
     def soft_sync_targets(self) -> None:
         """Moves the target networks once per optimiser update."""

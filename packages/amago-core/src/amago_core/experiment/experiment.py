@@ -47,12 +47,13 @@ from amago_core.data.batch import Batch
 from amago_core.data.dataset import RLDataset
 from amago_core.experiment import precision_probe
 from amago_core.experiment.acting import run_policy
-from amago_core.experiment.agent_api import RolloutPolicy
+from amago_core.experiment.agent_api import ReloadAware, RolloutPolicy, Trainable
 from amago_core.experiment.checkpoints import Progress, TrainingState
 from amago_core.experiment.collectors import Collector, build_collector
 from amago_core.experiment.env_runner import EnvRunner
 from amago_core.experiment.fast_torch import compile_wanted, skip_dynamo_import, untraced_adamw
 from amago_core.experiment.hardware import PrecisionChoice
+from amago_core.experiment.hook_view import HookView
 from amago_core.experiment.learner import Learner
 from amago_core.experiment.logger import RunLogger
 from amago_core.experiment.metrics import AVERAGE_RETURN_KEY, WALL_TIME_KEY, train_return_metrics
@@ -225,6 +226,7 @@ class Experiment:
         zero): the final summary's rates count only what this session did."""
         self.best_val: tuple[float, int] | None = None
         """The best val average return of this session and its epoch (None before any validation)."""
+        self.hook_view = HookView(self)  # what the experiment hooks receive (``amago_core.hooks.RunView``)
 
     # ---- settings ------------------------------------------------------------------------------------------
     if not TYPE_CHECKING:  # to a type checker a misspelt attribute is an error, not Any
@@ -553,8 +555,7 @@ class Experiment:
     def init_optimizer(self, policy: torch.nn.Module) -> torch.optim.Optimizer:
         """The optimiser (override point): ``optim.optimizer`` (AdamW or AdamWRel) over the agent's trainable
         parameters."""
-        trainable = getattr(policy, "trainable_parameters", None)
-        params = list(trainable()) if callable(trainable) else list(policy.parameters())
+        params = list(policy.trainable_parameters() if isinstance(policy, Trainable) else policy.parameters())
         optim = self.config.optim
         if optim.optimizer == "adamw_rel":
             from amago_core.experiment.optimizers import AdamWRel
@@ -740,7 +741,7 @@ class Experiment:
         value = metrics.get(AVERAGE_RETURN_KEY)
         if split == "val" and value is not None and (self.best_val is None or value > self.best_val[0]):
             self.best_val = (float(value), self.epoch)
-        hook_manager().hook.amago_on_evaluation(experiment=self, split=split, metrics=metrics)
+        hook_manager().hook.amago_on_evaluation(experiment=self.hook_view, split=split, metrics=metrics)
 
     # ---- learning ------------------------------------------------------------------------------------------
     def init_dloaders(self) -> DataLoader:
@@ -969,13 +970,6 @@ class Experiment:
         running = 0.0 if self._wall_clock_since is None else time.monotonic() - self._wall_clock_since
         return self._wall_seconds_done + running
 
-    @training_wall_seconds.setter
-    def training_wall_seconds(self, seconds: float) -> None:
-        # A training state's count (an evaluation that takes the evaluated weights' x-axes sets it too).
-        self._wall_seconds_done = float(seconds)
-        if self._wall_clock_since is not None:  # set inside learn(): count this session's time from here
-            self._wall_clock_since = time.monotonic()
-
     def x_axis_metrics(self) -> dict[str, Any]:
         """The x-axes attached to every record: frames (total and per env name), epoch, gradient steps, and
         training wall time (:data:`~amago_core.experiment.metrics.WALL_TIME_KEY`)."""
@@ -1017,7 +1011,7 @@ class Experiment:
         from amago_core.hooks.manager import hook_manager
 
         metrics = {**self._epoch_metrics, **self.x_axis_metrics()}
-        hook_manager().hook.amago_on_epoch_end(experiment=self, epoch=epoch, metrics=metrics)
+        hook_manager().hook.amago_on_epoch_end(experiment=self.hook_view, epoch=epoch, metrics=metrics)
 
     # ---- checkpoints (AMAGO's names; the part is ``checkpoints``) --------------------------------------------
     def progress(self) -> Progress:
@@ -1052,7 +1046,7 @@ class Experiment:
         target = self._checkpoints().save_epoch(
             self._learner(), self.progress(), self._dataset_rng, self.config.schedule
         )
-        hook_manager().hook.amago_on_checkpoint(experiment=self, epoch=self.epoch, path=target)
+        hook_manager().hook.amago_on_checkpoint(experiment=self.hook_view, epoch=self.epoch, path=target)
 
     def save_rolling_state(self) -> None:
         """Saves the training state of the epoch just completed as the rolling one (what ``--resume`` continues
@@ -1090,9 +1084,8 @@ class Experiment:
             self.load_training_state(checkpoints.read(path))
         else:
             checkpoints.load_weights(self.policy, path)
-        loaded = getattr(self.policy, "on_checkpoint_loaded", None)
-        if callable(loaded):
-            loaded(is_accelerate_state)
+        if isinstance(self.policy, ReloadAware):
+            self.policy.on_checkpoint_loaded(is_accelerate_state)
 
     def load_training_state(self, state: TrainingState) -> None:
         """Loads a read training state: the learner's model, optimiser and schedule, the random streams, and the
@@ -1103,12 +1096,18 @@ class Experiment:
             RuntimeError: the state does not fit this model.
         """
         self._checkpoints().apply(state, self._learner(), self._dataset_rng)
-        progress = state.progress
-        self.epoch, self.grad_update_counter = progress.epoch, progress.grad_update_counter
-        self.total_frames, self.frames_by_env_name = progress.total_frames, dict(progress.frames_by_env_name)
-        self.training_wall_seconds = progress.wall_seconds
+        self.restore_progress(state.progress)
         if self.logger is not None:
-            self.logger.step = progress.logger_step
+            self.logger.step = state.progress.logger_step
+
+    def restore_progress(self, progress: Progress, *, next_epoch: bool = False) -> None:
+        """Sets the counters and the training clock from a recorded ``progress``, the one way they are restored
+        (a loaded or resumed state, an evaluation at its weights' x-axes); ``next_epoch``: continue after it."""
+        self.epoch, self.grad_update_counter = progress.epoch + int(next_epoch), progress.grad_update_counter
+        self.total_frames, self.frames_by_env_name = progress.total_frames, dict(progress.frames_by_env_name)
+        self._wall_seconds_done = float(progress.wall_seconds)
+        if self._wall_clock_since is not None:  # inside learn(): count this session's time from here
+            self._wall_clock_since = time.monotonic()
 
     def resume_latest(self) -> int | None:
         """Loads the newest complete checkpoint and continues after its epoch; returns that epoch (or None).

@@ -16,7 +16,7 @@ from accelerate import Accelerator
 
 from amago_core.data.batch import Batch
 from amago_core.experiment import fast_torch
-from amago_core.experiment.agent_api import LearningAgent
+from amago_core.experiment.agent_api import LearningAgent, ReportsGradNorms
 
 LossFunction = Callable[[Batch, bool], tuple[torch.Tensor, dict[str, Any]]]
 """``compute_loss(batch, log_step) -> (loss, metrics)``: ``Experiment.compute_loss``'s signature."""
@@ -127,9 +127,8 @@ class Learner:
                 accelerator.clip_grad_norm_(self.prepared.parameters(), grad_clip)
                 if log_step:
                     metrics["Learning Rate"] = self.lr_schedule.get_last_lr()[0]
-                    grad_norms = getattr(self.agent, "grad_norms", None)
-                    if callable(grad_norms):
-                        metrics.update(grad_norms())
+                    if isinstance(self.agent, ReportsGradNorms):
+                        metrics.update(self.agent.grad_norms())
             self.optimizer.step()
             self.lr_schedule.step()
             if stepped:

@@ -9,7 +9,7 @@ from typing import Any, Protocol
 from amago_core.config.experiment import ExperimentConfig
 from amago_core.config.resume import describe_changes, refused_changes
 from amago_core.config.sources import PROVENANCE_KEY
-from amago_core.experiment.checkpoints import TrainingState
+from amago_core.experiment.checkpoints import Progress, TrainingState
 from amago_core.experiment.logger import RunLogger
 from amago_core.experiment.run_checkpoints import NoUsableCheckpointError
 from amago_core.experiment.run_dir import RunPaths
@@ -32,6 +32,8 @@ class Resumable(Protocol):
     def lr_schedule(self) -> Any: ...
 
     def load_training_state(self, state: TrainingState) -> None: ...
+
+    def restore_progress(self, progress: Progress, *, next_epoch: bool = False) -> None: ...
 
 
 class ResumeMismatchError(ValueError):
@@ -66,7 +68,7 @@ def finish_resume(experiment: Resumable, state: TrainingState) -> None:
     if experiment.logger is not None:
         experiment.logger.step = state.progress.logger_step
         experiment.logger.rollback(after_epoch=state.progress.epoch)
-    experiment.epoch = state.progress.epoch + 1
+    experiment.restore_progress(state.progress, next_epoch=True)
 
 
 def _scheduler(experiment: Resumable) -> Any:

@@ -1,7 +1,15 @@
 """pluggy hooks: log backends, experiment callbacks and extra CLI commands (torch-free)."""
 
 from amago_core.hooks.manager import HookManager, hook_manager, reset_hook_manager
-from amago_core.hooks.specs import AmagoHookSpecs, LogBackend, RunOption, RunRequest, hookimpl, hookspec
+from amago_core.hooks.specs import (
+    AmagoHookSpecs,
+    LogBackend,
+    RunOption,
+    RunRequest,
+    RunView,
+    hookimpl,
+    hookspec,
+)
 
 __all__ = [
     "AmagoHookSpecs",
@@ -9,6 +17,7 @@ __all__ = [
     "LogBackend",
     "RunOption",
     "RunRequest",
+    "RunView",
     "hook_manager",
     "hookimpl",
     "hookspec",

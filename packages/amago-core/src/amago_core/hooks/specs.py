@@ -43,6 +43,35 @@ class LogBackend(Protocol):
         """Flushes and releases resources at the end of the run."""
 
 
+@runtime_checkable
+class RunView(Protocol):
+    """What the experiment hooks (``amago_on_epoch_end``, ``amago_on_evaluation``, ``amago_on_checkpoint``) see of
+    the running experiment: its settings, folder and progress, and one way to act on it."""
+
+    @property
+    def config(self) -> Any:
+        """The run's validated ``amago_core.config.experiment.ExperimentConfig``."""
+
+    @property
+    def paths(self) -> Any:
+        """The run folder's ``amago_core.experiment.run_dir.RunPaths`` (``root``, ``metrics``, checkpoints)."""
+
+    @property
+    def epoch(self) -> int:
+        """The epoch running (or just finished)."""
+
+    @property
+    def total_frames(self) -> int:
+        """Env steps collected so far, over every process."""
+
+    @property
+    def grad_update_counter(self) -> int:
+        """Optimiser updates so far."""
+
+    def request_stop(self) -> None:
+        """Ends the run after the current epoch (a checkpoint is written, as after its last epoch)."""
+
+
 @dataclass(frozen=True)
 class RunOption:
     """One option a plugin adds to ``amago run`` (and to ``amago config show``, which takes the same options).
@@ -89,17 +118,17 @@ class AmagoHookSpecs:
         """
 
     @hookspec
-    def amago_on_epoch_end(self, experiment: Any, epoch: int, metrics: dict[str, Any]) -> None:
+    def amago_on_epoch_end(self, experiment: RunView, epoch: int, metrics: dict[str, Any]) -> None:
         """Called after every epoch (trained or not) with that epoch's metrics: ``val/``, ``train/`` (the last
         logged step), ``dataset/`` and the x-axes. ``experiment.request_stop()`` ends the run after it."""
 
     @hookspec
-    def amago_on_evaluation(self, experiment: Any, split: str, metrics: dict[str, Any]) -> None:
+    def amago_on_evaluation(self, experiment: RunView, split: str, metrics: dict[str, Any]) -> None:
         """Called after an evaluation; ``split`` is ``val``, ``test``, or ``test-<tasks>`` for `amago eval --tasks`
         on other tasks than the run's test split (``test-unseen``, ``test-train``, ``test-val``)."""
 
     @hookspec
-    def amago_on_checkpoint(self, experiment: Any, epoch: int, path: Path) -> None:
+    def amago_on_checkpoint(self, experiment: RunView, epoch: int, path: Path) -> None:
         """Called after a checkpoint is written to ``path``."""
 
     @hookspec(firstresult=True)
@@ -137,3 +166,14 @@ class AmagoHookSpecs:
         """Called by ``amago run`` in the main process after a run ended (trained, tested and closed): write
         what you make from the finished run folder (figures, reports) and return the paths, which the run's
         summary lists under ``plots``. ``config`` is the resolved config as a JSON-safe dict."""
+
+    @hookspec
+    def amago_doctor_checks(self, report: Any) -> None:
+        """Adds lines to ``amago doctor``'s report: ``report.notes``, ``report.warnings`` and ``report.errors``
+        are lists of one-line strings (an error makes the doctor exit 1). Keep it quick; probe anything that
+        might hang or import heavy libraries in a child process."""
+
+    @hookspec(firstresult=True)
+    def amago_doctor_run_dir(self, run_dir: Path, as_json: bool) -> bool | None:
+        """``amago doctor RUN_DIR``: reports on a run folder (amago-tools: its disk use by part) and returns
+        True; the first plugin to answer wins."""

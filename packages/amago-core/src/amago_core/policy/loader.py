@@ -18,7 +18,7 @@ from safetensors import SafetensorError
 from amago_core.config.component import ComponentConfig
 from amago_core.config.components import ComponentBuildError, RunComponents
 from amago_core.config.experiment import ExperimentConfig
-from amago_core.experiment.agent_api import RolloutPolicy
+from amago_core.experiment.agent_api import ReloadAware, RolloutPolicy
 from amago_core.experiment.checkpoints import load_policy_weights
 from amago_core.experiment.run_dir import RunPaths
 from amago_core.plugins.errors import PluginError
@@ -202,9 +202,8 @@ def load_run(
         first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
         msg = f"cannot load {weights}: {first}"
         raise PolicyLoadError(msg) from exc
-    loaded = getattr(agent, "on_checkpoint_loaded", None)
-    if callable(loaded):
-        loaded(False)
+    if isinstance(agent, ReloadAware):
+        agent.on_checkpoint_loaded(False)
     agent.to(device).eval()
     return LoadedRun(run_dir=run_dir, config=config, weights=weights, spaces=spaces, agent=agent)
 
