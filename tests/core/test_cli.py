@@ -104,7 +104,8 @@ def test_plugins_json_groups_components_by_distribution(demo_plugin):
     rows = {row["distribution"]: row for row in json.loads(result.stdout)["distributions"]}
     assert rows["amago-plugin-demo"]["version"] == "0.3.0"
     assert rows["amago-plugin-demo"]["components"] == ["traj-encoders:demo"]
-    assert rows["amago-core"]["hooks"] == ["jsonl", "wandb"]
+    assert rows["amago-core"]["hooks"] == ["jsonl"]
+    assert rows["amago-wandb"]["hooks"] == ["wandb"]  # the wandb backend is a plugin of its own (issue 40)
     assert rows["amago"]["hooks"] == ["default_job", "import_amago"]
 
 

@@ -43,6 +43,7 @@ def test_amagos_own_distributions_come_from_the_meta_packages_requirements() -> 
         "amago-nets",
         "amago-studies",
         "amago-tools",
+        "amago-wandb",
     ]
 
 

@@ -17,7 +17,7 @@ from typer.testing import CliRunner
 from amago_core.cli.app import app
 from amago_core.config.sources import load_config
 from amago_core.experiment import Experiment
-from amago_core.hooks.wandb_logger import RUN_RECORD
+from amago_wandb.backend import RUN_RECORD
 
 wandb = pytest.importorskip("wandb")
 runner = CliRunner()
@@ -108,7 +108,7 @@ def test_eval_with_wandb_not_installed_writes_locally_and_says_so(trained, monke
     result = runner.invoke(app, ["eval", str(trained), "--episodes", "2"])
     assert result.exit_code == 0, result.output
     (warning,) = [line for line in result.stderr.splitlines() if line.startswith("amago:")]
-    assert 'wandb is not installed (pip install "amago-core[wandb]")' in warning
+    assert "wandb is not installed (pip install amago-wandb)" in warning
     assert len(offline_runs(trained)) == 1
     assert TEST_KEY in json.loads((trained / "metrics.jsonl").read_text().splitlines()[-1])
 
@@ -142,5 +142,68 @@ def test_training_that_asks_for_wandb_without_it_stops_in_one_line(tiny_job, tmp
     result = runner.invoke(app, ["run", "-c", str(config_file), "--quiet"])
     assert result.exit_code == 1
     assert result.stderr.count("\n") == 1
-    assert 'pip install "amago-core[wandb]"' in result.stderr
+    assert "pip install amago-wandb" in result.stderr
     assert not (tmp_path / "runs" / "tiny" / "ckpts").exists()  # stopped before training
+
+
+def _without_amago_wandb(monkeypatch) -> None:
+    """As if the amago-wandb plugin were not installed: no metadata, and its hook module not loaded."""
+    import importlib.metadata
+
+    from amago_core.hooks.manager import reset_hook_manager
+
+    real_version = importlib.metadata.version
+
+    def version(name: str) -> str:
+        if name == "amago-wandb":
+            raise importlib.metadata.PackageNotFoundError(name)
+        return real_version(name)
+
+    monkeypatch.setattr(importlib.metadata, "version", version)
+    monkeypatch.setenv("AMAGO_BLOCK_PLUGINS", "amago-wandb")
+    reset_hook_manager()
+
+
+def test_training_that_asks_for_wandb_without_its_plugin_stops_in_one_line(tiny_job, tmp_path, monkeypatch):
+    from amago_core.hooks.manager import reset_hook_manager
+    from amago_core.plugins.registry import reset_registries
+
+    _without_amago_wandb(monkeypatch)
+    reset_registries()
+    tiny_job["logging"].update(log_to_wandb=True)
+    config_file = tmp_path / "job.json"
+    config_file.write_text(json.dumps(tiny_job))
+    try:
+        result = runner.invoke(app, ["run", "-c", str(config_file), "--quiet"])
+    finally:
+        monkeypatch.undo()
+        reset_registries()
+        reset_hook_manager()
+    assert result.exit_code == 1
+    assert result.stderr.strip() == (
+        "amago: error: logging.log_to_wandb is true but amago-wandb is not installed: pip install amago-wandb, "
+        "or set logging.log_to_wandb=false. No checkpoint was written yet."
+    )
+    assert not (tmp_path / "runs" / "tiny" / "ckpts").exists()  # stopped before training
+
+
+@pytest.mark.slow
+def test_eval_of_a_wandb_run_without_its_plugin_writes_locally_and_says_so(trained, monkeypatch):
+    from amago_core.hooks.manager import reset_hook_manager
+    from amago_core.plugins.registry import reset_registries
+
+    _without_amago_wandb(monkeypatch)
+    reset_registries()
+    try:
+        result = runner.invoke(app, ["eval", str(trained), "--episodes", "2"])
+    finally:
+        monkeypatch.undo()
+        reset_registries()
+        reset_hook_manager()
+    assert result.exit_code == 0, result.output
+    (warning,) = [line for line in result.stderr.splitlines() if line.startswith("amago:")]
+    assert warning == (
+        "amago: warning: the run was trained with wandb, but amago-wandb is not installed (pip install "
+        f"amago-wandb); test metrics written to {trained / 'metrics.jsonl'} only"
+    )
+    assert TEST_KEY in json.loads((trained / "metrics.jsonl").read_text().splitlines()[-1])

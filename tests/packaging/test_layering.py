@@ -34,6 +34,7 @@ ALLOWED_BELOW = {
     "amago-tools": {"amago_core"},
     "amago-studies": {"amago_core", "amago_tools"},
     "amago-ray": {"amago_core"},
+    "amago-wandb": {"amago_core"},
 }
 """Distribution -> the first-party top-level modules it may import (besides its own)."""
 

@@ -41,8 +41,8 @@ PROJECTS = {
     **{p.name: p for p in sorted((REPO / "plugins-examples").iterdir()) if (p / "pyproject.toml").is_file()},
 }
 """Every distribution of the workspace -> its folder."""
-OPTIONAL_IN_CORE = {"wandb": "wandb"}
-"""amago-core extra -> the library that only it brings."""
+OPTIONAL_OUTSIDE_CORE = {"amago-wandb": "wandb", "amago-tools[plot]": "matplotlib"}
+"""Feature distribution (and extra) -> the library that only it brings; amago-core names neither."""
 
 
 def _uv() -> str:
@@ -167,20 +167,21 @@ def test_every_internal_dependency_carries_a_compatible_range(wheels):
 
 
 @pytest.mark.slow
-def test_amago_core_keeps_wandb_and_matplotlib_in_extras_that_the_meta_package_installs(wheels):
-    core = _metadata(wheels["amago-core"])
-    assert set(OPTIONAL_IN_CORE) <= set(core.get_all("Provides-Extra") or [])
-    requirements = _requirements(wheels["amago-core"])
-    always = {r.name for r in requirements if r.marker is None}
+def test_wandb_and_matplotlib_come_with_their_features_which_the_meta_package_installs(wheels):
+    core = _requirements(wheels["amago-core"])
+    always = {r.name for r in core if r.marker is None}
     assert {"torch", "accelerate", "safetensors", "pydantic", "typer", "pluggy"} <= always
-    assert not always & set(OPTIONAL_IN_CORE.values())
-    for extra, library in OPTIONAL_IN_CORE.items():
-        (requirement,) = [r for r in requirements if r.name == library]
-        assert requirement.marker is not None
-        assert requirement.marker.evaluate({"extra": extra})
-        assert not requirement.marker.evaluate({"extra": ""})
-
-    (core_of_meta,) = [
-        r for r in _requirements(wheels["amago"]) if r.name == "amago-core" and r.marker is None
-    ]
-    assert core_of_meta.extras == set(OPTIONAL_IN_CORE)
+    assert not {r.name for r in core} & set(OPTIONAL_OUTSIDE_CORE.values())  # not even in an extra
+    for feature, library in OPTIONAL_OUTSIDE_CORE.items():
+        distribution, _, extra = feature.partition("[")
+        (requirement,) = [r for r in _requirements(wheels[distribution]) if r.name == library]
+        if extra:
+            assert requirement.marker is not None
+            assert requirement.marker.evaluate({"extra": extra.rstrip("]")})
+            assert not requirement.marker.evaluate({"extra": ""})
+        else:
+            assert requirement.marker is None
+    meta = {r.name: r for r in _requirements(wheels["amago"]) if r.marker is None}
+    assert meta["amago-core"].extras == set()
+    assert meta["amago-tools"].extras == {"plot"}
+    assert "amago-wandb" in meta

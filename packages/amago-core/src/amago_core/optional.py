@@ -1,9 +1,9 @@
 """Optional libraries, imported only where they are used.
 
-``pip install amago-core`` gives the spec API, the CLI and the experiment loop; wandb (``amago-core[wandb]``)
-comes with the ``amago`` meta-package or by asking for the extra, and each feature distribution (amago-tools,
-amago-studies...) names its own extras the same way. Code that needs one calls :func:`require`, which names the
-extra to install in one line when it is missing.
+``pip install amago-core`` gives the spec API, the CLI and the experiment loop; each feature distribution
+(amago-tools, amago-studies...) names its own extras (``amago-tools[plot]``), and the ``amago`` meta-package
+installs them. Code that needs one calls :func:`require`, which names the extra to install in one line when it
+is missing.
 """
 
 from __future__ import annotations

@@ -102,8 +102,7 @@ def eval_command(
                 fail(f"no policy weights at {weights}; train first, or pick an --epoch with a checkpoint")
             experiment.load_checkpoint_from_path(weights, is_accelerate_state=False)
             trained_epoch = _take_trained_progress(experiment, epoch)
-            if trained_with_wandb:
-                _add_to_training_wandb_run(experiment, run_dir, config.model_dump(mode="json"))
+            _add_eval_backends(experiment, run_dir, resolved_file, trained_with_wandb)
             steps = timesteps or config.schedule.val_timesteps_per_epoch
             request = None
             if fmt is not None:
@@ -210,16 +209,37 @@ def _take_trained_progress(experiment: Any, epoch: int | None) -> int | None:
     return progress.epoch
 
 
-def _add_to_training_wandb_run(experiment: Any, run_dir: Path, config: dict[str, Any]) -> None:
-    """Resumes the training's wandb run as one more log backend, or says in one line why the results stay local."""
-    from amago_core.hooks.wandb_logger import WandbUnusableError, resume_recorded_run
+def _add_eval_backends(experiment: Any, run_dir: Path, record: Path, trained_with_wandb: bool) -> None:
+    """Adds the plugins' backends for this evaluation (hook ``amago_eval_log_backends``: the training's wandb run,
+    resumed); a run trained with wandb and no plugin to resume it says so in one line."""
+    from amago_core.hooks.manager import hook_manager
 
     try:
-        backend = resume_recorded_run(run_dir, config)
-    except WandbUnusableError as exc:
-        reason = " ".join(str(exc).split())
+        recorded = json.loads(record.read_text(encoding="utf-8"))
+    except (OSError, ValueError, RecursionError):
+        recorded = {}  # loading the config above already read it; a damaged record adds nothing here
+    answers = hook_manager().hook.amago_eval_log_backends(
+        run_dir=run_dir,
+        config=recorded if isinstance(recorded, dict) else {},
+        metrics=experiment.paths.metrics,
+    )
+    backends = [
+        b for answer in reversed(answers) for b in (answer if isinstance(answer, list | tuple) else [answer])
+    ]
+    for backend in backends:
+        experiment.logger.attach(backend)
+    if trained_with_wandb and not answers and not _installed("amago-wandb"):
         sys.stderr.write(
-            f"amago: warning: {reason}; test metrics written to {experiment.paths.metrics} only\n"
+            "amago: warning: the run was trained with wandb, but amago-wandb is not installed (pip install "
+            f"amago-wandb); test metrics written to {experiment.paths.metrics} only\n"
         )
-        return
-    experiment.logger.attach(backend)
+
+
+def _installed(distribution: str) -> bool:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        version(distribution)
+    except PackageNotFoundError:
+        return False
+    return True

@@ -1,4 +1,5 @@
-"""``RunLogger``: sends metrics records to every log backend the hooks contribute (JSONL always, wandb when asked).
+"""``RunLogger``: sends metrics records to every log backend the hooks contribute (JSONL always; amago-wandb's
+when ``logging.log_to_wandb``).
 
 Videos go only to backends with a ``log_videos(key, paths, x_axes)`` method (wandb); the files themselves stay
 in the run folder, which is the local record.
@@ -24,6 +25,28 @@ def _scalar(value: Any) -> Any:
     return value
 
 
+WANDB_BACKEND = "amago-wandb"
+"""The distribution whose hook logs a run to wandb (``logging.log_to_wandb``)."""
+
+
+def _refuse_wandb_without_its_backend(config: Mapping[str, Any]) -> None:
+    """A run that asks for wandb while no backend can log it stops before its first record, in one line."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    from amago_core.optional import MissingOptionalDependencyError
+
+    if not config.get("logging", {}).get("log_to_wandb"):
+        return
+    try:
+        version(WANDB_BACKEND)
+    except PackageNotFoundError:
+        msg = (
+            f"logging.log_to_wandb is true but {WANDB_BACKEND} is not installed: pip install {WANDB_BACKEND}, or "
+            "set logging.log_to_wandb=false."
+        )
+        raise MissingOptionalDependencyError(msg, name="wandb") from None
+
+
 class RunLogger:
     """One per run. Only the main process logs; the others hold a logger with no backends.
 
@@ -38,6 +61,7 @@ class RunLogger:
         if enabled:
             manager = hook_manager()
             manager.check()
+            _refuse_wandb_without_its_backend(config)
             for contributed in manager.hook.amago_log_backends(run_dir=Path(run_dir), config=config):
                 if contributed is None:
                     continue

@@ -118,6 +118,14 @@ class AmagoHookSpecs:
         """
 
     @hookspec
+    def amago_eval_log_backends(
+        self, run_dir: Path, config: dict[str, Any], metrics: Path
+    ) -> LogBackend | list[LogBackend] | None:
+        """Backends ``amago eval`` adds for a finished run's test records, beside its file ``metrics``
+        (amago-wandb: the training's own wandb run, resumed). ``config`` is the run's record as written. A plugin
+        that cannot add its backend here says why in one line on stderr and returns None."""
+
+    @hookspec
     def amago_on_epoch_end(self, experiment: RunView, epoch: int, metrics: dict[str, Any]) -> None:
         """Called after every epoch (trained or not) with that epoch's metrics: ``val/``, ``train/`` (the last
         logged step), ``dataset/`` and the x-axes. ``experiment.request_stop()`` ends the run after it."""

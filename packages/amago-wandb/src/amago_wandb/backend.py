@@ -1,4 +1,5 @@
-"""Weights & Biases log backend, contributed through the ``amago_log_backends`` hook when a run asks for it.
+"""Weights & Biases log backend, contributed through the ``amago_log_backends`` hook when a run asks for it
+(registered as ``wandb = "amago_wandb.backend"`` under the ``amago`` entry-point group).
 
 Works without a network in ``WANDB_MODE=offline`` or ``disabled``. wandb is imported only when a run
 actually logs to it, never at CLI start, and is optional: a run that asks for it without it installed stops
@@ -18,6 +19,7 @@ from __future__ import annotations
 
 import json
 import os
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -27,7 +29,7 @@ from amago_core.io import atomic_write_json
 X_AXES = ("total_frames", "Epoch", "gradient_steps")
 RUN_RECORD = "wandb-run.json"
 """The file, in the run folder, that names the run's wandb run."""
-INSTALL_HINT = 'pip install "amago-core[wandb]"'
+INSTALL_HINT = "pip install amago-wandb"
 OFFLINE_MODES = ("offline", "dryrun")
 
 
@@ -189,3 +191,17 @@ def amago_log_backends(run_dir: Path, config: dict[str, Any]) -> WandbLogBackend
     if not config.get("logging", {}).get("log_to_wandb"):
         return None
     return WandbLogBackend.start(run_dir, config)
+
+
+@hookimpl
+def amago_eval_log_backends(run_dir: Path, config: dict[str, Any], metrics: Path) -> WandbLogBackend | None:
+    """For ``amago eval`` of a run trained with wandb: its wandb run, resumed; or one line why the test records
+    stay in ``metrics`` only."""
+    if not config.get("logging", {}).get("log_to_wandb"):
+        return None
+    try:
+        return resume_recorded_run(run_dir, config)
+    except WandbUnusableError as exc:
+        reason = " ".join(str(exc).split())
+        sys.stderr.write(f"amago: warning: {reason}; test metrics written to {metrics} only\n")
+        return None
