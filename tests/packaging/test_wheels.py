@@ -185,3 +185,44 @@ def test_wandb_and_matplotlib_come_with_their_features_which_the_meta_package_in
     assert meta["amago-core"].extras == set()
     assert meta["amago-tools"].extras == {"plot"}
     assert "amago-wandb" in meta
+
+
+KERNEL_AND_COMPONENTS = ("amago-core", "amago-nets", "amago-agents", "amago-envs")
+"""What a user who wants none of amago's features installs: it must train."""
+
+
+@pytest.mark.slow
+def test_the_kernel_and_the_three_component_packages_train_without_any_feature(tmp_path, wheels):
+    uv = _uv()
+    # The versions the lock resolved (so the install comes from uv's cache, and matches what the suite tested).
+    exported = _run(
+        uv, "export", "--frozen", "--no-hashes", "--no-emit-workspace", "--all-packages", "--no-dev", cwd=REPO
+    )
+    constraints = tmp_path / "constraints.txt"
+    constraints.write_text(exported.stdout)
+    venv = tmp_path / "venv"
+    _run(uv, "venv", "--python", sys.executable, str(venv))
+    python = venv / "bin" / "python"
+    kernel = [str(wheels[name]) for name in KERNEL_AND_COMPONENTS]
+    _run(uv, "pip", "install", "--python", str(python), "-c", str(constraints), *kernel)
+    env = {k: v for k, v in os.environ.items() if k not in {"PYTHONPATH", "VIRTUAL_ENV"}}
+    env.update(OMP_NUM_THREADS="1", AMAGO_NO_PREFLIGHT="1")
+    features = "('amago_tools', 'amago_studies', 'amago_wandb', 'amago_ray', 'matplotlib', 'wandb', 'optuna')"
+    absent = _run(
+        str(python),
+        "-c",
+        f"import importlib.util as u; print([m for m in {features} if u.find_spec(m)])",
+        env=env,
+    )
+    assert absent.stdout.strip() == "[]"
+    amago = str(venv / "bin" / "amago")
+    shown = _run(amago, "--help", env=env).stdout
+    commands = {
+        line.split()[1] for line in shown.splitlines() if line.startswith("│ ") and line[2:3].isalpha()
+    }
+    assert commands == {"list", "show", "plugins", "doctor", "run", "eval", "config", "d4rl-convert"}
+    trained = _run(
+        amago, "run", "--env", "tmaze-passive", "--smoke", "-o", "run.torch_threads=1", cwd=tmp_path, env=env
+    )
+    assert "the smoke run passed end to end" in trained.stderr
+    assert json.loads(trained.stdout)["episodes_finished"]["test"] > 0
