@@ -27,15 +27,15 @@ BLOCK = GeneratedBlock(
     "the package shape",
 )
 GROUP_WORDS = {
-    "amago.tstep_encoders": "timestep encoders",
-    "amago.traj_encoders": "trajectory encoders",
-    "amago.agents": "agents",
-    "amago.explorations": "exploration wrappers",
-    "amago.relabelers": "relabelers",
-    "amago.env_suites": "env suites",
-    "amago.collectors": "collector backends",
-    "amago": "hook modules",
-    "pytest11": "pytest plugins",
+    "amago.tstep_encoders": ("timestep encoder", "timestep encoders"),
+    "amago.traj_encoders": ("trajectory encoder", "trajectory encoders"),
+    "amago.agents": ("agent", "agents"),
+    "amago.explorations": ("exploration wrapper", "exploration wrappers"),
+    "amago.relabelers": ("relabeler", "relabelers"),
+    "amago.env_suites": ("env suite", "env suites"),
+    "amago.collectors": ("collector backend", "collector backends"),
+    "amago": ("hook module", "hook modules"),
+    "pytest11": ("pytest plugin", "pytest plugins"),
 }
 
 
@@ -116,7 +116,8 @@ def generate() -> str:
     for name, folder, project in members:
         groups = project.get("entry-points", {})
         entries = ", ".join(
-            f"{len(points)} {GROUP_WORDS.get(group, group)}" for group, points in sorted(groups.items())
+            f"{len(points)} {GROUP_WORDS.get(group, (group, group))[len(points) != 1]}"
+            for group, points in sorted(groups.items())
         )
         added = [f"`amago {command}`" for command in commands.get(name, [])]
         added += [f"`amago run {flag}`" for flag in options.get(name, [])]
