@@ -201,6 +201,7 @@ def run_command(
     preset. Ctrl-C (or SIGTERM) stops after the current step and saves a checkpoint; a second Ctrl-C aborts.
     Errors are one line (`--debug` or AMAGO_DEBUG=1: the traceback).
     """
+    # Every option by name, taken first (only the parameters are local yet), for the plugins' run hooks.
     options = {name: value for name, value in locals().items() if name != "plugin_options"}
     if mode is not None and mode not in ("both", "collect", "learn"):
         fail(f"--mode must be both, collect or learn (got {mode!r})")
