@@ -314,3 +314,33 @@ def test_a_plugin_takes_the_run_over_with_its_exit_code(fake_distribution, tmp_p
     assert result.returncode == 3, result.stderr
     assert result.stdout.strip() == "ran it my way: run"
     assert list(tmp_path.iterdir()) == []  # nothing resolved, nothing written
+
+
+def test_a_plugin_that_raises_while_the_cli_is_built_is_left_out_in_one_line(fake_distribution):
+    fake_distribution(
+        "amago-plugin-raises",
+        entry_points={"amago": {"raises": "raises_pkg.hooks"}},
+        modules={
+            "raises_pkg/__init__.py": "",
+            "raises_pkg/hooks.py": """
+                from amago_core.hooks import hookimpl
+
+                @hookimpl
+                def amago_cli_commands(app):
+                    raise RuntimeError("the plugin's own bug")
+
+                @hookimpl
+                def amago_run_options():
+                    raise KeyError("another")
+            """,
+        },
+    )
+    result = run_console("list", "traj-encoders", "--json")
+    assert result.returncode == 0, result.stderr
+    assert {row["name"] for row in json.loads(result.stdout)} >= {"transformer", "rnn"}
+    assert result.stderr.splitlines() == [  # run's options are read first (`config show` takes them), once
+        "amago: warning: plugin amago-plugin-raises:raises raised in amago_run_options (KeyError: 'another'); left "
+        "out; update that plugin, or turn it off with AMAGO_BLOCK_PLUGINS=<distribution>",
+        "amago: warning: plugin amago-plugin-raises:raises raised in amago_cli_commands (RuntimeError: the plugin's "
+        "own bug); left out; update that plugin, or turn it off with AMAGO_BLOCK_PLUGINS=<distribution>",
+    ]

@@ -89,9 +89,7 @@ app.command("eval")(eval_cmd.eval_command)
 def _add_plugin_commands() -> None:
     from amago_core.hooks.manager import hook_manager
 
-    # pluggy calls the last registered first; commands keep the order the plugins were installed in.
-    for impl in reversed(hook_manager().hook.amago_cli_commands.get_hookimpls()):
-        impl.function(**{name: app for name in impl.argnames})  # an implementation may take no argument
+    hook_manager().call_each("amago_cli_commands", app=app)  # in install order; a broken one is left out
 
 
 # On the app itself, not only in `main()`: `amago_core.cli.app:app` is the whole command, with every plugin's

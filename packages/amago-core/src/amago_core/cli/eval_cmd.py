@@ -212,6 +212,7 @@ def _take_trained_progress(experiment: Any, epoch: int | None) -> int | None:
 def _add_eval_backends(experiment: Any, run_dir: Path, record: Path, trained_with_wandb: bool) -> None:
     """Adds the plugins' backends for this evaluation (hook ``amago_eval_log_backends``: the training's wandb run,
     resumed); a run trained with wandb and no plugin to resume it says so in one line."""
+    from amago_core.experiment.logger import wandb_backend_installed
     from amago_core.hooks.manager import hook_manager
 
     try:
@@ -228,18 +229,8 @@ def _add_eval_backends(experiment: Any, run_dir: Path, record: Path, trained_wit
     ]
     for backend in backends:
         experiment.logger.attach(backend)
-    if trained_with_wandb and not answers and not _installed("amago-wandb"):
+    if trained_with_wandb and not answers and not wandb_backend_installed():
         sys.stderr.write(
             "amago: warning: the run was trained with wandb, but amago-wandb is not installed (pip install "
             f"amago-wandb); test metrics written to {experiment.paths.metrics} only\n"
         )
-
-
-def _installed(distribution: str) -> bool:
-    from importlib.metadata import PackageNotFoundError, version
-
-    try:
-        version(distribution)
-    except PackageNotFoundError:
-        return False
-    return True

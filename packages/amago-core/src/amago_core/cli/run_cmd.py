@@ -314,32 +314,23 @@ def traj_pickles_allowed(plan: RunPlan, flag: bool) -> bool:
     return flag or (isinstance(replay, Mapping) and replay.get("save_trajs_as") == "traj")
 
 
-_WARNED: set[str] = set()
-
-
 def plugin_run_options() -> list[RunOption]:
     """The options installed plugins add to `amago run` (hook ``amago_run_options``), in plugin order.
 
     A name that `amago run` or an earlier plugin already has is left out with a one-line warning naming the
     plugin: the command stays usable, and the author learns which option to rename.
     """
-    from amago_core.hooks.manager import hook_manager
+    from amago_core.hooks.manager import hook_manager, warn_once
 
     taken = set(inspect.signature(run_command).parameters)
     chosen: list[RunOption] = []
-    caller = hook_manager().hook.amago_run_options
-    for impl in reversed(
-        caller.get_hookimpls()
-    ):  # pluggy calls the last registered first; keep install order
-        for option in impl.function() or ():
+    for plugin, options in hook_manager().call_each("amago_run_options"):
+        for option in options or ():
             if option.name in taken:
-                warning = (
-                    f"amago: warning: plugin {impl.plugin_name} adds a `run` option {option.name!r} that "
-                    "another already has; it was left out (rename it in that plugin).\n"
+                warn_once(  # `run` and `config show` both ask: said once
+                    f"amago: warning: plugin {plugin} adds a `run` option {option.name!r} that another already "
+                    "has; it was left out (rename it in that plugin).\n"
                 )
-                if warning not in _WARNED:  # `run` and `config show` both ask: say it once
-                    _WARNED.add(warning)
-                    sys.stderr.write(warning)
                 continue
             taken.add(option.name)
             chosen.append(option)

@@ -29,22 +29,27 @@ WANDB_BACKEND = "amago-wandb"
 """The distribution whose hook logs a run to wandb (``logging.log_to_wandb``)."""
 
 
-def _refuse_wandb_without_its_backend(config: Mapping[str, Any]) -> None:
-    """A run that asks for wandb while no backend can log it stops before its first record, in one line."""
+def wandb_backend_installed() -> bool:
+    """Whether the distribution that logs runs to wandb is installed (its hook does the logging)."""
     from importlib.metadata import PackageNotFoundError, version
 
-    from amago_core.optional import MissingOptionalDependencyError
-
-    if not config.get("logging", {}).get("log_to_wandb"):
-        return
     try:
         version(WANDB_BACKEND)
     except PackageNotFoundError:
+        return False
+    return True
+
+
+def _refuse_wandb_without_its_backend(config: Mapping[str, Any]) -> None:
+    """A run that asks for wandb while no backend can log it stops before its first record, in one line."""
+    from amago_core.optional import MissingOptionalDependencyError
+
+    if config.get("logging", {}).get("log_to_wandb") and not wandb_backend_installed():
         msg = (
             f"logging.log_to_wandb is true but {WANDB_BACKEND} is not installed: pip install {WANDB_BACKEND}, or "
             "set logging.log_to_wandb=false."
         )
-        raise MissingOptionalDependencyError(msg, name="wandb") from None
+        raise MissingOptionalDependencyError(msg, name="wandb")
 
 
 class RunLogger:

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import re
+import sys
 import threading
 from dataclasses import dataclass
+from typing import Any
 
 import pluggy
 
@@ -47,6 +49,27 @@ class HookManager:
         """pluggy's hook caller: ``manager.hook.amago_on_epoch_end(...)``."""
         return self.pm.hook
 
+    def call_each(self, hook: str, **kwargs: Any) -> list[tuple[str, Any]]:
+        """Calls each implementation of ``hook`` on its own, in the order the plugins were installed.
+
+        One that raises is left out with a one-line warning naming its plugin, so that a command stays usable
+        when one plugin breaks while the CLI is being built.
+
+        Returns:
+            ``(plugin name, answer)`` of every implementation that returned.
+        """
+        answers = []
+        for impl in reversed(getattr(self.pm.hook, hook).get_hookimpls()):  # pluggy calls the last one first
+            try:
+                answers.append((impl.plugin_name, impl.function(**{k: kwargs[k] for k in impl.argnames})))
+            except Exception as exc:
+                first = (str(exc).strip().splitlines() or [""])[0]
+                warn_once(
+                    f"amago: warning: plugin {impl.plugin_name} raised in {hook} ({type(exc).__name__}: {first}); "
+                    "left out; update that plugin, or turn it off with AMAGO_BLOCK_PLUGINS=<distribution>\n"
+                )
+        return answers
+
     def _explain(self, record: EntryRecord, exc: pluggy.PluginValidationError) -> str:
         return f"hook plugin {record.name!r} from {record.origin}: {exc}"
 
@@ -73,6 +96,16 @@ class HookManager:
             f"hook plugin {plugin} implements unknown hook {hook_name!r}.{did_you_mean(hook_name, known)} "
             f"Known hooks: {', '.join(known)}."
         )
+
+
+_WARNED: set[str] = set()
+
+
+def warn_once(line: str) -> None:
+    """Writes ``line`` to stderr once per process (the CLI builds `run` and `config show` from the same hooks)."""
+    if line not in _WARNED:
+        _WARNED.add(line)
+        sys.stderr.write(line)
 
 
 _default: HookManager | None = None
