@@ -77,7 +77,9 @@ def eval_command(
         fail(f"{run_dir} has no config.resolved.json; pass a run folder ({{ckpt_base_dir}}/{{run_name}})")
     tasks = _tasks_or_fail(tasks)
     fmt = _video_format_or_fail(video_format) if video else None
-    trained_with_wandb = bool(_logging_section(resolved_file).get("log_to_wandb"))
+    record = _read_record(resolved_file)
+    logging_section = record.get("logging")
+    trained_with_wandb = isinstance(logging_section, dict) and bool(logging_section.get("log_to_wandb"))
     flags = cli_flags(
         env=env,
         run={"name": run_dir.name, "ckpt_base_dir": str(run_dir.parent)},
@@ -102,7 +104,7 @@ def eval_command(
                 fail(f"no policy weights at {weights}; train first, or pick an --epoch with a checkpoint")
             experiment.load_checkpoint_from_path(weights, is_accelerate_state=False)
             trained_epoch = _take_trained_progress(experiment, epoch)
-            _add_eval_backends(experiment, run_dir, resolved_file, trained_with_wandb)
+            _add_eval_backends(experiment, run_dir, record, trained_with_wandb)
             steps = timesteps or config.schedule.val_timesteps_per_epoch
             request = None
             if fmt is not None:
@@ -182,13 +184,14 @@ def _video_format_or_fail(requested: str) -> VideoFormat:
         fail(str(exc))
 
 
-def _logging_section(resolved_file: Path) -> dict[str, Any]:
-    """The ``logging`` table the run was trained with (the eval turns wandb off for its own config)."""
+def _read_record(resolved_file: Path) -> dict[str, Any]:
+    """The run's record as written (read once: the training's wandb choice and the plugins' eval backends use
+    it); {} when it cannot be read, which loading the config below reports."""
     try:
-        logging = json.loads(resolved_file.read_text(encoding="utf-8")).get("logging", {})
-    except (OSError, ValueError, AttributeError, RecursionError):
-        return {}  # loading the config below reports the problem
-    return logging if isinstance(logging, dict) else {}
+        record = json.loads(resolved_file.read_text(encoding="utf-8"))
+    except (OSError, ValueError, RecursionError):
+        return {}
+    return record if isinstance(record, dict) else {}
 
 
 def _take_trained_progress(experiment: Any, epoch: int | None) -> int | None:
@@ -209,25 +212,18 @@ def _take_trained_progress(experiment: Any, epoch: int | None) -> int | None:
     return progress.epoch
 
 
-def _add_eval_backends(experiment: Any, run_dir: Path, record: Path, trained_with_wandb: bool) -> None:
+def _add_eval_backends(
+    experiment: Any, run_dir: Path, record: dict[str, Any], trained_with_wandb: bool
+) -> None:
     """Adds the plugins' backends for this evaluation (hook ``amago_eval_log_backends``: the training's wandb run,
     resumed); a run trained with wandb and no plugin to resume it says so in one line."""
-    from amago_core.experiment.logger import wandb_backend_installed
+    from amago_core.experiment.logger import backends_of, wandb_backend_installed
     from amago_core.hooks.manager import hook_manager
 
-    try:
-        recorded = json.loads(record.read_text(encoding="utf-8"))
-    except (OSError, ValueError, RecursionError):
-        recorded = {}  # loading the config above already read it; a damaged record adds nothing here
     answers = hook_manager().hook.amago_eval_log_backends(
-        run_dir=run_dir,
-        config=recorded if isinstance(recorded, dict) else {},
-        metrics=experiment.paths.metrics,
+        run_dir=run_dir, config=record, metrics=experiment.paths.metrics
     )
-    backends = [
-        b for answer in reversed(answers) for b in (answer if isinstance(answer, list | tuple) else [answer])
-    ]
-    for backend in backends:
+    for backend in backends_of(reversed(answers)):  # pluggy answers last-installed first
         experiment.logger.attach(backend)
     if trained_with_wandb and not answers and not wandb_backend_installed():
         sys.stderr.write(

@@ -15,8 +15,8 @@ from amago_core.hooks.specs import RunView
 if TYPE_CHECKING:
     from amago_core.experiment.run_dir import RunPaths
 
-VIEW_NAMES = ("config", "paths", "epoch", "total_frames", "grad_update_counter", "request_stop")
-"""What a hook may use of the experiment (the ``RunView`` protocol)."""
+VIEW_NAMES = tuple(name for name in vars(RunView) if not name.startswith("_"))
+"""What a hook may use of the experiment: the members of the ``RunView`` protocol, in its order."""
 
 
 class HookView:

@@ -8,7 +8,7 @@ in the run folder, which is the local record.
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -27,6 +27,16 @@ def _scalar(value: Any) -> Any:
 
 WANDB_BACKEND = "amago-wandb"
 """The distribution whose hook logs a run to wandb (``logging.log_to_wandb``)."""
+
+
+def backends_of(answers: Iterable[Any]) -> list[LogBackend]:
+    """The backends in hook answers, each a backend, a list of them, or None (a plugin staying out)."""
+    return [
+        b
+        for answer in answers
+        if answer is not None
+        for b in (answer if isinstance(answer, list | tuple) else [answer])
+    ]
 
 
 def wandb_backend_installed() -> bool:
@@ -67,10 +77,7 @@ class RunLogger:
             manager = hook_manager()
             manager.check()
             _refuse_wandb_without_its_backend(config)
-            for contributed in manager.hook.amago_log_backends(run_dir=Path(run_dir), config=config):
-                if contributed is None:
-                    continue
-                self.backends.extend(contributed if isinstance(contributed, list | tuple) else [contributed])
+            self.backends = backends_of(manager.hook.amago_log_backends(run_dir=Path(run_dir), config=config))
         self.step = 0
         """Records logged so far (a resumed run continues the count)."""
 

@@ -8,7 +8,7 @@ and refuse what cannot run with one line.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, TypeGuard
 
 from amago_core.config.component import ComponentConfig
 from amago_core.config.components import RunComponents, UserClass
@@ -50,6 +50,12 @@ def registries_of(config: Any, given: Registries | None) -> Registries:
     return installed_registries()
 
 
+def built_as_planned(given: Any, settings: Mapping[str, Any], registries: Registries) -> TypeGuard[RunPlan]:
+    """Whether ``Experiment(given, **settings)`` builds a plan as planned: no keywords over it, and the
+    registries it was validated against."""
+    return isinstance(given, RunPlan) and not settings and registries is registries_of(given, None)
+
+
 def experiment_config(
     config: RunPlan | ExperimentConfig | Mapping[str, Any] | None,
     settings: Mapping[str, Any],
@@ -57,10 +63,9 @@ def experiment_config(
 ) -> ExperimentConfig:
     """The validated config of ``Experiment(config, **settings)``: the flat keywords over ``config`` (or planned
     like the CLI plans a run when there is none), every name looked up in ``registries``, with a run name drawn
-    when none is set. A plan taken as it is (no keywords, its own registries) is already validated and resolved:
-    it is used as planned."""
-    if isinstance(config, RunPlan) and not settings and registries is registries_of(config, None):
-        resolved = config.config  # validated and resolved by plan_run: used as planned
+    when none is set; a plan :func:`built_as_planned` is used as it is (validated and resolved already)."""
+    if built_as_planned(config, settings, registries):
+        resolved = config.config
     elif config is None:
         resolved = resolve_config(flags=flat_to_tree(settings), registries=registries)
     else:
@@ -88,12 +93,7 @@ def run_components(
     """The components of ``Experiment(given, **settings)``: the plan's own when it builds exactly that plan (no
     keywords, no Python classes, the plan's registries), so nothing is resolved twice; else ``config``'s,
     resolved here once."""
-    if (
-        isinstance(given, RunPlan)
-        and not settings
-        and not classes
-        and registries is registries_of(given, None)
-    ):
+    if built_as_planned(given, settings, registries) and not classes:
         return given.components
     return RunComponents.resolve(config, registries, classes)
 
