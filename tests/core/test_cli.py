@@ -316,6 +316,40 @@ def test_a_plugin_takes_the_run_over_with_its_exit_code(fake_distribution, tmp_p
     assert list(tmp_path.iterdir()) == []  # nothing resolved, nothing written
 
 
+def test_a_plugin_replaces_the_plan_before_the_run_and_later_hooks_see_both(fake_distribution):
+    fake_distribution(
+        "amago-plugin-replan",
+        entry_points={"amago": {"replan": "replan_pkg.amago_hooks"}},
+        modules={
+            "replan_pkg/__init__.py": "",
+            "replan_pkg/amago_hooks.py": """
+                from amago_core.hooks import hookimpl
+
+
+                @hookimpl
+                def amago_plan_run(request):
+                    assert request.plan is request.resolved
+                    return request.plan.sized({"schedule": {"epochs": 3}})
+
+
+                @hookimpl
+                def amago_run_planned(request):
+                    print("planned", request.resolved.config.schedule.epochs, "->", request.plan.config.schedule.epochs)
+            """,
+        },
+    )
+    result = run_console("run", "--env", "tmaze-passive", "--dry-run")
+    assert result.returncode == 0, result.stderr
+    first, rest = result.stdout.split("\n", 1)
+    assert first == "planned 1000 -> 3"
+    assert json.loads(rest)["schedule"]["epochs"] == 3  # the plugin's plan is the one that runs
+    smoke = run_console("run", "--env", "tmaze-passive", "--smoke", "--dry-run")
+    assert smoke.returncode == 0, smoke.stderr
+    assert (
+        json.loads(smoke.stdout.split("\n", 1)[1])["schedule"]["epochs"] == 2
+    )  # --smoke sizes the plugin's plan
+
+
 def test_a_plugin_that_raises_while_the_cli_is_built_is_left_out_in_one_line(fake_distribution):
     fake_distribution(
         "amago-plugin-raises",

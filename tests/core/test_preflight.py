@@ -7,18 +7,14 @@ from typer.testing import CliRunner
 
 from amago_core.cli import preflight, run_cmd
 from amago_core.cli.app import app
-from amago_core.cli.preflight import (
-    ESTIMATE_ABOVE_SECONDS,
-    available_memory_mb,
-    env_process_problem,
-    estimate_line,
-    floor_seconds,
-)
+from amago_core.cli.preflight import available_memory_mb, env_process_problem
 from amago_core.config.lengths import longest_sample
 from amago_core.config.resolve import resolve_config
-from amago_core.config.sizing import Costs, apply_sizing, size_schedule
+from amago_core.config.sizing import apply_sizing, size_schedule
 from amago_core.config.sources import merge_sources
-from amago_core.experiment import calibrate
+from amago_tools.sizing import calibrate, estimate
+from amago_tools.sizing.budget import Costs
+from amago_tools.sizing.estimate import ESTIMATE_ABOVE_SECONDS, estimate_line, floor_seconds
 
 runner = CliRunner()
 
@@ -49,7 +45,7 @@ def no_training(monkeypatch) -> list:
 
     monkeypatch.setattr(calibrate, "time_probe", time_probe)
     monkeypatch.setattr(run_cmd, "_train", lambda *args, **kwargs: None)
-    monkeypatch.setattr(preflight, "_cuda_available", lambda: False)
+    monkeypatch.setattr(estimate, "_cuda_available", lambda: False)
     monkeypatch.delenv(preflight.SKIP_VARIABLE, raising=False)
     return probes
 
@@ -82,7 +78,7 @@ def test_the_steps_that_fit_an_hour_do_fit_it():
     result = runner.invoke(app, ["run", "--env", "tmaze-passive", "--steps", steps, "--dry-run"])
     assert result.exit_code == 0, result.output
     from amago_core.config.experiment import ExperimentConfig
-    from amago_core.config.sizing import estimated_seconds
+    from amago_tools.sizing.budget import estimated_seconds
 
     sized = ExperimentConfig.model_validate_json(result.stdout[result.stdout.index("{") :])
     assert estimated_seconds(sized, costs) <= 3600

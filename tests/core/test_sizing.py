@@ -7,22 +7,18 @@ import pytest
 from amago_core.config.lengths import longest_sample
 from amago_core.config.resolve import resolve_config
 from amago_core.config.sizing import (
-    SAFETY,
     SMOKE_ACTORS,
     SMOKE_LONGEST_EPISODE,
     SMOKE_STEPS_PER_ACTOR,
     BudgetError,
-    Costs,
     apply_sizing,
-    estimated_seconds,
-    parse_duration,
-    size_for_seconds,
     size_schedule,
     smoke_env_steps,
     smoke_steps_per_actor,
     window_within_files,
 )
 from amago_core.config.sources import merge_sources
+from amago_tools.sizing.budget import SAFETY, Costs, estimated_seconds, parse_duration, size_for_seconds
 
 
 def _resolved(flags: dict, overrides: list[str] | None = None):

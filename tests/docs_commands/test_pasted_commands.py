@@ -29,7 +29,7 @@ import typer
 from typer.testing import CliRunner
 
 from amago_core.cli.app import app
-from amago_core.config.sizing import parse_duration
+from amago_tools.sizing.budget import parse_duration
 
 REPO = Path(__file__).resolve().parents[2]
 README = REPO / "README.md"

@@ -20,14 +20,9 @@ from amago_core.cli.app import app
 from amago_core.config.experiment import ExperimentConfig
 from amago_core.config.lengths import longest_sample
 from amago_core.config.resolve import resolve_config
-from amago_core.config.sizing import (
-    SAFETY,
-    SMOKE_LONGEST_EPISODE,
-    SMOKE_STEPS_PER_ACTOR,
-    Costs,
-    estimated_seconds,
-)
-from amago_core.experiment import calibrate
+from amago_core.config.sizing import SMOKE_LONGEST_EPISODE, SMOKE_STEPS_PER_ACTOR
+from amago_tools.sizing import calibrate
+from amago_tools.sizing.budget import SAFETY, Costs, estimated_seconds
 
 runner = CliRunner()
 

@@ -12,8 +12,8 @@ from typer.testing import CliRunner
 
 from amago_core.cli.app import app
 from amago_core.config.lengths import longest_sample
-from amago_core.config.sizing import Costs, format_duration, format_steps
-from amago_core.experiment import calibrate
+from amago_tools.sizing import calibrate
+from amago_tools.sizing.budget import Costs, format_duration, format_steps
 
 runner = CliRunner()
 

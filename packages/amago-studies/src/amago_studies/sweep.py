@@ -471,12 +471,12 @@ def trial_config(folder: SweepFolder, settings: SweepSettings, params: Mapping[s
     import typer
     from pydantic import ValidationError
 
-    from amago_core.cli.budget import size_run
     from amago_core.cli.run_cmd import default_job
     from amago_core.config.errors import describe_validation_error
     from amago_core.config.resolve import plan_run
     from amago_core.config.sources import PROVENANCE_KEY, ConfigSourceError, is_set
     from amago_core.plugins.errors import PluginError
+    from amago_tools.sizing.run_options import size_run
 
     check_sources_file(folder)
     try:

@@ -1,7 +1,8 @@
 """amago-tools' hooks (registered as ``tools = "amago_tools.cli_hooks"`` under the ``amago`` entry-point group).
 
-Import-cheap like every hook module: typer and amago-core's torch-free CLI helpers only; the plotting and export
-code (matplotlib, torch, the ONNX exporter) load when a command or hook runs.
+Import-cheap like every hook module: typer and amago-core's torch-free CLI helpers only; the plotting, export and
+sizing code (matplotlib, torch, the ONNX exporter, the run that measures this machine) load when a command or hook
+runs.
 """
 
 from __future__ import annotations
@@ -10,7 +11,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from amago_core.hooks.specs import hookimpl
+from amago_core.hooks.specs import RunOption, RunRequest, hookimpl
 
 
 @hookimpl
@@ -23,6 +24,31 @@ def amago_cli_commands(app: Any) -> None:
     app.command("plot")(plot_command)
     app.command("export")(export_command)
     app.add_typer(plugin_new.app, name="plugin")
+
+
+@hookimpl
+def amago_run_options() -> list[RunOption]:
+    """Adds ``--budget`` and ``--steps`` to ``amago run`` and ``amago config show``."""
+    from amago_tools.sizing.run_options import run_options
+
+    return run_options()
+
+
+@hookimpl
+def amago_plan_run(request: RunRequest) -> Any:
+    """Sizes the run to ``--budget`` (measured on this machine) or ``--steps``; None without them."""
+    from amago_tools.sizing.run_options import plan_sized
+
+    return plan_sized(request)
+
+
+@hookimpl(trylast=True)
+def amago_run_planned(request: RunRequest) -> None:
+    """Says how long a long run takes here before it trains; last, so a plugin that runs the plan its own way
+    (amago-studies' ``--seeds``) has taken it over first."""
+    from amago_tools.sizing.run_options import estimate_before_run
+
+    estimate_before_run(request)
 
 
 @hookimpl

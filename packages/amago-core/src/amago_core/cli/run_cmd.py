@@ -19,7 +19,6 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from amago_core.cli.budget import size_run
 from amago_core.cli.errors import WRITE_FAILED, DebugFlag, debugging, fail_on_config_error, one_line_errors
 from amago_core.cli.output import fail, print_json
 from amago_core.hooks.specs import RunOption, RunRequest
@@ -44,6 +43,11 @@ TstepEncoderOption = Annotated[str | None, typer.Option("--tstep-encoder", help=
 TrajEncoderOption = Annotated[str | None, typer.Option("--traj-encoder", help="Trajectory encoder name.")]
 AgentOption = Annotated[str | None, typer.Option("--agent", help="Agent name.")]
 ExplorationOption = Annotated[str | None, typer.Option("--exploration", help="Exploration name.")]
+
+RESUME_KEEPS_SCHEDULE = (
+    "a resumed run keeps the schedule it was sized to; drop --budget, --steps and --smoke with --resume."
+)
+"""The one line a sizing flag with ``--resume`` gets (``--smoke`` here, amago-tools' ``--budget`` / ``--steps``)."""
 
 
 def cli_flags(**values: Any) -> dict[str, Any]:
@@ -157,17 +161,6 @@ def run_command(
         bool, typer.Option("--deterministic", help="Deterministic torch kernels (GPU runs repeat; slower).")
     ] = False,
     name: Annotated[str | None, typer.Option("--name", help="Run name (default: env-encoder-time).")] = None,
-    budget: Annotated[
-        str | None,
-        typer.Option(
-            "--budget",
-            help="Wall time, e.g. 10m or 1.5h: measure this machine, size the run to fit, stop at the limit.",
-        ),
-    ] = None,
-    steps: Annotated[
-        str | None,
-        typer.Option("--steps", help="Train env steps (all actors), e.g. 200k: size the run to them."),
-    ] = None,
     smoke: Annotated[
         bool,
         typer.Option("--smoke", help="A tiny end-to-end run of the same env and components (seconds)."),
@@ -226,28 +219,26 @@ def run_command(
     )
     files, overrides = list(config or []), list(override or [])
     plan = resolve_run_config(files, overrides, flags, resume)
-    resolved = plan.config
-    if resume is not None and (budget or steps or smoke):
-        fail(
-            "a resumed run keeps the schedule it was sized to; drop --budget, --steps and --smoke with --resume."
-        )
+    if resume is not None and smoke:
+        fail(RESUME_KEEPS_SCHEDULE)
     from amago_core.cli import preflight
 
     checks = preflight.preflight_enabled(no_preflight)
-    if checks and not smoke and (budget or not dry_run):
-        # Before --budget's measurement too: it starts the run's env processes.
-        preflight.check_env_processes(resolved)
-    user, unsized = plan.user, plan.config
-    plan = size_run(plan, budget=budget, steps=steps, smoke=smoke, announce=not quiet, debug=debugging(debug))
-    resolved = plan.config
+    if checks and not smoke and not dry_run:
+        # Before amago_plan_run: a plugin's sizing may start the run's env processes (--budget measures with them).
+        preflight.check_env_processes(plan.config)
+    request = replace(request, plan=plan, resolved=plan)
+    replanned = _hooks().amago_plan_run(request=request)  # a plugin's sizing (amago-tools: --budget, --steps)
+    if replanned is not None:
+        plan = replanned
+    if smoke:
+        plan = _smoke_sized(plan, announce=not quiet)
     _exit_if_taken_over(_hooks().amago_run_planned(request=replace(request, plan=plan)))
     if dry_run:
-        print_json(resolved.model_dump(mode="json"), exact_floats=True)
+        print_json(plan.config.model_dump(mode="json"), exact_floats=True)
         return
     if checks and smoke:  # sizing chose the actors
-        preflight.check_env_processes(resolved)
-    if checks and not (quiet or smoke or budget or resume):  # --budget measured and sized it already
-        preflight.estimate_wall_time(resolved, unsized, user, debug=debugging(debug))
+        preflight.check_env_processes(plan.config)
     allow = traj_pickles_allowed(plan, allow_traj_pickles)
     if smoke:
         with tempfile.TemporaryDirectory(prefix="amago-smoke-") as folder:
@@ -257,6 +248,25 @@ def run_command(
             sys.stderr.write("amago: the smoke run passed end to end; its temporary folder was removed.\n")
         return
     _train(plan, resume, debugging(debug), quiet, allow)
+
+
+def _smoke_sized(plan: RunPlan, *, announce: bool) -> RunPlan:
+    """``--smoke``: ``plan`` sized to a tiny end-to-end run of the same components (``config.sizing``); exits 2
+    when its schedule cannot be sized. ``announce``: one line on stderr saying what the sized run will do."""
+    from pydantic import ValidationError
+
+    from amago_core.config.sizing import BudgetError, describe_schedule, size_schedule, smoke_env_steps
+
+    config, user = plan.config, plan.user
+    try:
+        sized = plan.sized(size_schedule(config, user, smoke_env_steps(config, user), smoke=True))
+    except BudgetError as exc:
+        fail(str(exc))
+    except ValidationError as exc:  # a user setting the sizing must keep conflicts
+        fail_on_config_error(exc)
+    if announce:
+        sys.stderr.write(f"amago: sized by --smoke: {describe_schedule(sized.config)}\n")
+    return sized
 
 
 def _hooks() -> Any:

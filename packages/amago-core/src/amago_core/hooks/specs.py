@@ -94,13 +94,17 @@ class RunRequest:
     Attributes:
         options: every option of the command by parameter name (amago's own and every plugin's), as given.
         argv: the command line after the program name (``sys.argv[1:]``), for a plugin that starts child runs.
-        plan: the resolved and sized ``amago_core.config.resolve.RunPlan`` (``amago_run_planned`` only; None in
-            ``amago_run_begin``). Typed loosely because hooks sit below the config layer.
+        plan: the ``amago_core.config.resolve.RunPlan`` that will run: as resolved in ``amago_plan_run``,
+            resolved and sized in ``amago_run_planned``; None in ``amago_run_begin``. Typed loosely because hooks
+            sit below the config layer.
+        resolved: the plan as resolved from the sources, before ``amago_plan_run`` or ``--smoke`` changed it
+            (``amago_plan_run`` and ``amago_run_planned``; None in ``amago_run_begin``).
     """
 
     options: Mapping[str, Any]
     argv: Sequence[str] = field(default_factory=tuple)
     plan: Any = None
+    resolved: Any = None
 
 
 class AmagoHookSpecs:
@@ -162,6 +166,18 @@ class AmagoHookSpecs:
         """Called by ``amago run`` before it resolves the config: check your options' values (exit with
         ``amago_core.cli.output.fail``), or run the command your own way and return its exit code (for example
         a ``--resume`` folder that holds several runs); None lets ``amago run`` go on."""
+
+    @hookspec(firstresult=True)
+    def amago_plan_run(self, request: RunRequest) -> Any:
+        """Called by ``amago run`` once ``request.plan`` is resolved (a ``--resume`` folder checked), before
+        ``--smoke`` sizes it and before ``amago_run_planned``: return the ``RunPlan`` to run instead (e.g.
+        ``request.plan.sized(settings)``: amago-tools sizes it to ``--budget`` or ``--steps``), or None to keep
+        it; the first answer wins. Check your options against the plan here (``amago_core.cli.output.fail``).
+
+        ``amago run`` has checked the run's env processes against this machine's cores and memory before this
+        hook unless ``--dry-run``, ``--smoke`` or ``--no-preflight`` was given; a hook that starts them on a
+        dry run (``--budget`` measures a throw-away copy of the run) checks them first itself
+        (``amago_core.cli.preflight.check_env_processes``)."""
 
     @hookspec(firstresult=True)
     def amago_run_planned(self, request: RunRequest) -> int | None:

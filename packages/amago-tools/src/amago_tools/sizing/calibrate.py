@@ -2,7 +2,7 @@
 
 A throw-away copy of the run (same envs, model, batch size and sequence length, in a temporary folder) starts,
 collects one sequence length of env steps into its own buffer and takes a few gradient updates on what it
-collected. The timings of that copy are the :class:`~amago_core.config.sizing.Costs` of the real run; the copy
+collected. The timings of that copy are the :class:`~amago_tools.sizing.budget.Costs` of the real run; the copy
 and its folder are removed afterwards.
 """
 
@@ -14,8 +14,8 @@ from typing import Any
 
 from amago_core.config.experiment import ExperimentConfig
 from amago_core.config.lengths import longest_sample, window_within_files
-from amago_core.config.sizing import Costs
 from amago_core.config.sources import deep_merge
+from amago_tools.sizing.budget import Costs
 
 PROBE_STEPS_CAP = 300
 """Most env steps per actor the probe collects (long sequence lengths are timed on shorter windows)."""
