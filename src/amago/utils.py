@@ -23,6 +23,6 @@ __getattr__, __dir__, __all__ = shim_exports(
         "count_params": "the run's summary line prints the trainable parameters (sum(p.numel() for p in ...))",
         "gin_as_wandb_config": "amago sends config.resolved.json to wandb as the run's config",
         "get_grad_norm": "grad norms are logged per module as train/... Grad Norm metrics",
-        "retry_load_checkpoint": "checkpoints load through amago_core.policy.load_policy or amago run --resume",
+        "retry_load_checkpoint": "checkpoints load through amago_tools.policy.load_policy or amago run --resume",
     },
 )

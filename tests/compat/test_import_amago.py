@@ -21,7 +21,7 @@ import typer
 from typer.testing import CliRunner
 
 from amago_core.hooks.manager import hook_manager
-from amago_core.policy.loader import PolicyLoadError, load_policy, load_run
+from amago_tools.policy.loader import PolicyLoadError, load_policy, load_run
 
 torch.set_num_threads(1)
 

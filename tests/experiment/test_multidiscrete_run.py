@@ -11,7 +11,7 @@ from typer.testing import CliRunner
 
 from amago_core.cli.app import app
 from amago_core.plugins.registry import registries
-from amago_core.policy import load_policy
+from amago_tools.policy import load_policy
 
 pytestmark = pytest.mark.slow  # a 3-epoch run, a load and an export: ~30 s on 2 cores
 

@@ -9,8 +9,8 @@ import pytest
 from typer.testing import CliRunner
 
 from amago_core.cli.app import app
-from amago_core.policy import load_policy
 from amago_envs.suites.masked_bandit import MaskedBandit
+from amago_tools.policy import load_policy
 
 pytestmark = pytest.mark.slow  # one ~60 s training run on 2 cores
 

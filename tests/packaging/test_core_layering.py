@@ -13,10 +13,9 @@ The layers, lowest first (a module may import its own subpackage and any subpack
 6. ``rollout``: the env contract (``AMAGOEnv``, pools). It builds timesteps from ``data``, so it sits above it
    (the architecture's "data / rollout" layer, split because rollout imports data and not the reverse).
 7. ``experiment``: the loop, which assembles everything below.
-8. ``policy``: a saved policy loaded for acting, built from the loop's parts.
-9. ``testing``: the conformance kit plugin authors run (``check_component``, the pytest fixtures). It may use
+8. ``testing``: the conformance kit plugin authors run (``check_component``, the pytest fixtures). It may use
    every layer to check a component; the library itself never imports its own test kit.
-10. ``cli``: the ``amago`` command, the top: it may use everything, nothing imports it.
+9. ``cli``: the ``amago`` command, the top: it may use everything, nothing imports it.
 
 An edge is what the package test (``test_layering.py``) counts, for the same reason: every ``import``, wherever
 it sits (an import inside a function is deferred, not avoided, so it is still a dependency, and one under
@@ -55,7 +54,6 @@ LAYERS: tuple[frozenset[str], ...] = (
     frozenset({"data"}),
     frozenset({"rollout"}),
     frozenset({"experiment"}),
-    frozenset({"policy"}),
     frozenset({"testing"}),
     frozenset({"cli"}),
 )

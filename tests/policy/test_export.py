@@ -13,8 +13,6 @@ import torch
 from typer.testing import CliRunner
 
 from amago_core.cli.app import app
-from amago_core.policy import load_policy
-from amago_core.policy.memory import MemoryLayout
 from amago_envs.suites.tmaze import TMaze
 from amago_nets import traj_transformer
 from amago_nets.base import dones_as_mask
@@ -22,6 +20,8 @@ from amago_nets.kv_cache import KVCache
 from amago_tools import export as export_module
 from amago_tools import recorded as recorded_module
 from amago_tools.export import export_policy
+from amago_tools.policy import load_policy
+from amago_tools.policy.memory import MemoryLayout
 
 KV_CACHE_MEMORY = ["memory.keys", "memory.values", "memory.lengths", "memory.envs", "memory.rows"]
 

@@ -13,10 +13,10 @@ import torch
 
 from amago_core.experiment.acting import run_policy
 from amago_core.plugins.registry import registries
-from amago_core.policy import PolicyLoadError, load_policy
-from amago_core.policy.memory import MemoryLayout
 from amago_core.rollout import EnvCreator, make_pool
 from amago_nets.kv_cache import KVCache
+from amago_tools.policy import PolicyLoadError, load_policy
+from amago_tools.policy.memory import MemoryLayout
 
 SEED = 11
 STEPS = 12  # three T-Maze episodes of 4 steps per env

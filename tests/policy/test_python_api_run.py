@@ -7,11 +7,11 @@ import shutil
 import numpy as np
 import pytest
 
-from amago_core.experiment import Experiment
-from amago_core.policy import PolicyLoadError, load_policy
+from amago import Experiment
 from amago_core.rollout import AMAGOEnv
 from amago_envs.suites.tmaze import TMaze
 from amago_tools.export import export_policy
+from amago_tools.policy import PolicyLoadError, load_policy
 
 
 def make_env():

@@ -44,7 +44,7 @@ def test_unsupported_or_damaged_records_are_refused():
 
 
 def test_a_run_records_the_spaces_its_agent_was_built_with(trained_run):
-    from amago_core.policy import load_run
+    from amago_tools.policy import load_run
 
     run_dir = trained_run("ff")
     recorded = PolicySpaces.from_json(json.loads((run_dir / "spaces.json").read_text()))

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 import torch
 
-from amago_core.policy import PolicySpaces, StatefulPolicy
+from amago_tools.policy import PolicySpaces, StatefulPolicy
 
 
 class ScriptedAgent:

@@ -291,7 +291,7 @@ class TransformerTrajEncoder(TrajEncoder):
         """While open, new caches keep their rows in env order (rows are not sorted by length at resets).
 
         An exported step restarts an env by putting a fresh cache row (zeros) in place of the env's own
-        (``amago_core.policy.memory.MemoryLayout.restart_rows``), which is what a reset does to a cache whose
+        (``amago_tools.policy.memory.MemoryLayout.restart_rows``), which is what a reset does to a cache whose
         rows stay in env order; with sorted rows a reset moves other envs' rows too. Eager steps over such a
         cache give the same outputs (their row groups, planned over unsorted rows, may read more slots).
         """

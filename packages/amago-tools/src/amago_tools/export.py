@@ -26,7 +26,7 @@ in Python, attends over its whole fixed-size cache with a length mask while ``to
 
 A module of the agent with an ``exportable_memory()`` method (a context manager; :data:`EXPORTABLE_MEMORY`) has
 it open for the whole export, recording included. Inside it, the memory it makes must restart an env exactly
-as :meth:`~amago_core.policy.memory.MemoryLayout.restart_rows` does inside the exported step: the env's entries
+as :meth:`~amago_tools.policy.memory.MemoryLayout.restart_rows` does inside the exported step: the env's entries
 along the env dim replaced by a fresh memory's (the Transformer then keeps its cache rows in env order, where
 a reset zeroes the env's own row, instead of sorting rows by length).
 """
@@ -53,9 +53,9 @@ import torch
 from amago_core.io import atomic_write, atomic_write_json
 from amago_core.plugins.registry import Registries
 from amago_core.plugins.registry import registries as installed_registries
-from amago_core.policy.loader import LoadedRun, describe, load_run
-from amago_core.policy.memory import MemoryLayout
 from amago_core.rollout.spaces import space_to_json
+from amago_tools.policy.loader import LoadedRun, describe, load_run
+from amago_tools.policy.memory import MemoryLayout
 from amago_tools.recorded import RecordedSteps, record_steps
 
 FORMATS = ("torchscript", "onnx")
@@ -497,7 +497,7 @@ def export_policy(
         What was written; a format that failed has its reason in ``error`` and leaves no file.
 
     Raises:
-        amago_core.policy.PolicyLoadError: the run's policy cannot be loaded.
+        amago_tools.policy.PolicyLoadError: the run's policy cannot be loaded.
         ValueError: an unknown format, or ``n_envs`` / ``check_steps`` below 1.
     """
     unknown = [name for name in formats if name not in FORMATS]

@@ -38,8 +38,8 @@ def export_command(
     Exits 0 when at least one format was written (a skipped one gets a warning line saying why) and 1 when none
     was.
     """
-    from amago_core.policy.loader import PolicyLoadError
     from amago_tools.export import EXPORT_EXTRA, ONNX_MODULES, export_policy, onnx_available
+    from amago_tools.policy.loader import PolicyLoadError
 
     formats = FORMAT_CHOICES.get(file_format)
     if formats is None:

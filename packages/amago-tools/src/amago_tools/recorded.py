@@ -17,9 +17,9 @@ from amago_core.config.component import ComponentConfig
 from amago_core.data.timestep import Timestep
 from amago_core.experiment.acting import env_actions, policy_input
 from amago_core.plugins.registry import Registries
-from amago_core.policy.loader import LoadedRun
-from amago_core.policy.memory import MemoryLayout
 from amago_core.rollout.env import make_action_adapter
+from amago_tools.policy.loader import LoadedRun
+from amago_tools.policy.memory import MemoryLayout
 
 SYNTHETIC_EPISODE_STEPS = (1, 12)
 """Episode lengths (inclusive range) of the rollout made up from the spaces when the run names no env."""

@@ -96,7 +96,7 @@ def check_finite_obs(
     return obs
 
 
-class _ObsChecker:
+class ObsChecker:
     """Converts one observation (or a batch) to a dict of batched arrays, checking shape and dtype."""
 
     def __init__(self, space: gym.Space, batched_envs: int) -> None:
@@ -380,10 +380,10 @@ class AMAGOEnv:
         seen = encoder_space(
             obs_space or env.observation_space, self.action_mask, env_name or type(env).__name__
         )
-        self._obs = _ObsChecker(seen, self.batched_envs)
+        self._obs = ObsChecker(seen, self.batched_envs)
         # Vectorised envs report a finished row's last observation separately (gymnasium's `final_obs`), checked
         # as a single row; a plain env's own checker already checks one row.
-        self._row_obs = _ObsChecker(seen, 1) if batched else self._obs
+        self._row_obs = ObsChecker(seen, 1) if batched else self._obs
         if batched:
             mode = getattr(env, "metadata", {}).get("autoreset_mode")
             if mode is not None and str(getattr(mode, "value", mode)) != "SameStep":

@@ -20,7 +20,7 @@ from amago_core.experiment.agent_api import RolloutPolicy
 # AMAGOEnv's own observation checks and action conversions: using them (not copies) keeps the policy's input
 # and the env's actions exactly what they were in training.
 from amago_core.rollout.action_mask import ACTION_MASK_KEY, encoder_space, mask_of, mask_segments
-from amago_core.rollout.env import _ObsChecker, make_action_adapter
+from amago_core.rollout.env import ObsChecker, make_action_adapter
 from amago_core.rollout.spaces import PolicySpaces
 
 
@@ -34,7 +34,7 @@ def _per_env(value: Any, n_envs: int, dtype: type, what: str) -> np.ndarray:
 
 
 class StatefulPolicy:
-    """A trained agent with the memory of ``n_envs`` envs; make one with ``amago_core.policy.load_policy``.
+    """A trained agent with the memory of ``n_envs`` envs; make one with ``amago_tools.policy.load_policy``.
 
     Usage with one gymnasium env::
 
@@ -69,7 +69,7 @@ class StatefulPolicy:
         self.sample = sample
         self.name = name
         self._actions = make_action_adapter(spaces.env_action_space)
-        self._obs: _ObsChecker | None = None
+        self._obs: ObsChecker | None = None
         self._memory: Any = None
         self._prev_action = np.zeros((0, self._actions.dim), dtype=self._actions.stored_dtype)
         self._time = np.zeros(0, dtype=np.int64)
@@ -102,7 +102,7 @@ class StatefulPolicy:
             raise ValueError(msg)
         n_envs = int(n_envs)
         seen = encoder_space(self.spaces.env_observation_space, self.spaces.action_mask, self.name)
-        self._obs = _ObsChecker(seen, n_envs)
+        self._obs = ObsChecker(seen, n_envs)
         self._memory = self.agent.init_hidden_state(n_envs, self.device)
         self._prev_action = np.zeros((n_envs, self._actions.dim), dtype=self._actions.stored_dtype)
         self._time = np.zeros(n_envs, dtype=np.int64)

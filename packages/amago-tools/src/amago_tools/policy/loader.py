@@ -24,8 +24,8 @@ from amago_core.experiment.run_dir import RunPaths
 from amago_core.plugins.errors import PluginError
 from amago_core.plugins.registry import Registries
 from amago_core.plugins.registry import registries as installed_registries
-from amago_core.policy.stateful import StatefulPolicy
 from amago_core.rollout.spaces import PolicySpaces, SpaceRecordError
+from amago_tools.policy.stateful import StatefulPolicy
 
 PICKLE_SUFFIXES = (".pt", ".pth", ".pkl", ".pickle", ".ckpt", ".bin")
 """Files that torch or pickle would have to unpickle to read, which amago never does (a file can run code)."""
@@ -227,7 +227,7 @@ def load_policy(
             is validated against them too, so a run of a component only they hold loads.
 
     Returns:
-        A :class:`~amago_core.policy.StatefulPolicy`: call ``reset(n_envs)``, then ``act(obs, reward, done)``.
+        A :class:`~amago_tools.policy.StatefulPolicy`: call ``reset(n_envs)``, then ``act(obs, reward, done)``.
 
     Raises:
         PolicyLoadError: not a run folder, no weights (or only pickles), or weights that do not fit the agent.
