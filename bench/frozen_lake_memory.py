@@ -21,9 +21,9 @@ from pathlib import Path
 import numpy as np
 from learn import success_by_attempt  # bench/ is on sys.path when a bench script runs
 
+from amago import Experiment
 from amago_core.config.sources import load_config
 from amago_core.data.files import load_traj
-from amago_core.experiment import Experiment
 
 
 def repeat_rate(trajectory_files: list[Path], lake_size: int) -> tuple[int, int]:

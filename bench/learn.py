@@ -27,9 +27,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from amago import Experiment
 from amago.default_job import DEFAULT_JOB
 from amago_core.config.sources import load_config
-from amago_core.experiment import Experiment
 from amago_core.experiment.metrics import AVERAGE_RETURN_KEY
 from amago_tools.plotting import plot_run
 

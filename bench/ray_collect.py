@@ -50,7 +50,7 @@ def measure(folder: Path, envs: int, actors: int, epochs: int, timesteps: int) -
         experiment.collect_new_training_data()  # warm-up: first broadcast, first policy steps
         frames_before, seconds = experiment.total_frames, 0.0
         for epoch in range(1, epochs + 1):
-            experiment.epoch = epoch
+            experiment.counters.at_epoch(epoch)
             start = time.perf_counter()
             experiment.collect_new_training_data()
             seconds += time.perf_counter() - start

@@ -170,8 +170,8 @@ def measure(
     flop_batches: int = 4,
     actors: int = 16,
 ) -> dict[str, Any]:
+    from amago import Experiment
     from amago_core.config.sources import load_config
-    from amago_core.experiment import Experiment
 
     load_start = list(os.getloadavg())
     with tempfile.TemporaryDirectory(prefix="amago-tp-") as folder:

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Literal
 from amago._compat import shim_exports
 
 if TYPE_CHECKING:
-    from amago_core.experiment import Experiment
+    from amago.from_amago.experiment import Experiment
 
 
 def switch_async_mode(experiment: Experiment, mode: Literal["both", "collect", "learn"]) -> None:

@@ -32,6 +32,7 @@ from pydantic import BaseModel
 from typer.testing import CliRunner
 
 from amago.from_amago import gin as gin_migration
+from amago.from_amago.flat import path_of
 from amago.from_amago.gin import (
     BEGIN_MARKER,
     CONFIGURABLES,
@@ -49,7 +50,6 @@ from amago.from_amago.gin import (
 )
 from amago_core.cli.app import app
 from amago_core.config.experiment import SLOT_KEYS, ExperimentConfig
-from amago_core.config.flat import path_of
 from amago_core.config.resolve import plan_run
 from amago_core.config.sources import parse_value
 from amago_core.plugins.registry import registries

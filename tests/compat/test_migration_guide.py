@@ -17,8 +17,8 @@ from typing import Any
 import pytest
 from typer.testing import CliRunner
 
+from amago.from_amago.flat import path_of
 from amago_core.cli.app import app
-from amago_core.config.flat import path_of
 
 GUIDE = Path(__file__).resolve().parents[2] / "docs" / "migration-from-amago.md"
 CODE_SPAN = re.compile(r"`([^`]+)`")

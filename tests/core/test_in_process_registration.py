@@ -17,11 +17,11 @@ from pydantic import ValidationError
 from torch import nn
 from typer.testing import CliRunner
 
+from amago import Experiment
 from amago_core.cli.app import app
 from amago_core.config.components import resolve_component
 from amago_core.config.experiment import ExperimentConfig
 from amago_core.config.sources import PROVENANCE_KEY
-from amago_core.experiment import Experiment
 from amago_core.experiment.provenance import run_record
 from amago_core.plugins import (
     ENV_SUITES,
@@ -306,7 +306,7 @@ TINY_RUN = {
 
 @pytest.mark.slow
 def test_a_run_from_the_process_trains_and_its_folder_asks_for_the_module_elsewhere(tmp_path, plain):
-    import amago_core.policy as policy
+    import amago_tools.policy as policy
 
     config = tmp_path / "tiny.json"
     config.write_text(json.dumps(TINY_RUN), encoding="utf-8")

@@ -150,7 +150,7 @@ def _tiny_lstm_run(base: Path) -> Path:
 def test_a_run_of_a_component_only_the_explicit_registries_hold_loads(
     tmp_path, monkeypatch, fresh_registries
 ):
-    from amago_core.policy.loader import PolicyLoadError, load_run
+    from amago_tools.policy.loader import PolicyLoadError, load_run
 
     run_dir = _tiny_lstm_run(tmp_path)  # recorded while the process-wide registries had lstm
     monkeypatch.setenv("AMAGO_BLOCK_PLUGINS", "amago-plugin-lstm")
@@ -171,7 +171,7 @@ def test_a_run_of_a_component_only_the_explicit_registries_hold_loads(
 
 
 def test_an_experiment_validates_and_builds_against_its_own_registries(process_blocks_examples, tmp_path):
-    from amago_core.experiment import Experiment
+    from amago import Experiment
 
     settings = {
         "env": "cue-recall-medium",

@@ -8,9 +8,9 @@ import pytest
 from pydantic import ValidationError
 from typer.testing import CliRunner
 
+from amago.from_amago.flat import flat_names, flat_to_tree
 from amago_core.cli.app import app
 from amago_core.config.experiment import ExperimentConfig
-from amago_core.config.flat import flat_names, flat_to_tree
 from amago_core.config.sources import load_config
 from amago_core.data.dataset import Relabeler
 from amago_core.plugins import GROUPS, RELABELERS, find_group, registries

@@ -20,9 +20,9 @@ from typing import Any
 
 import pytest
 
+from amago import Experiment
 from amago_core.config.sources import load_config
 from amago_core.data.files import is_traj_file, load_traj
-from amago_core.experiment import Experiment
 from amago_core.experiment.metrics import AVERAGE_RETURN_KEY
 from tests.experiment.conftest import learnable_tmaze_job, stop_when_solved
 

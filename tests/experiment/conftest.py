@@ -42,8 +42,8 @@ def tiny_job(tmp_path) -> dict[str, Any]:
 def run_job() -> Callable[..., Any]:
     """``run_job(job, **settings)``: builds the job (a config tree) with flat settings on top, trains it to the
     end, closes it and returns the experiment."""
+    from amago import Experiment
     from amago_core.config.sources import load_config
-    from amago_core.experiment import Experiment
 
     def run(job: dict[str, Any], **settings: Any) -> Any:
         experiment = Experiment(load_config(base=job, environ={}), **settings)

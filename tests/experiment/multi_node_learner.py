@@ -18,7 +18,7 @@ from pathlib import Path
 
 import numpy as np
 
-from amago_core.experiment import Experiment
+from amago import Experiment
 
 
 def main(job_file: str, out_dir: str, epochs: str, *flags: str) -> None:

@@ -14,9 +14,9 @@ import pytest
 import torch
 from pydantic import ValidationError
 
+from amago import Experiment
 from amago_core.config.experiment import OptimSection
 from amago_core.config.sources import load_config
-from amago_core.experiment import Experiment
 from amago_core.experiment.optimizers import GLOBAL_STEP_KEY, AdamWRel
 from amago_core.experiment.safe_state import load_state, save_state
 

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
+from amago import Experiment
 from amago_core.config.sources import load_config
-from amago_core.experiment import Experiment
 
 HOOKS = """
 from amago_core.hooks import hookimpl

@@ -8,9 +8,9 @@ import pytest
 import torch
 from typer.testing import CliRunner
 
+from amago import Experiment
 from amago_core.cli.app import app
 from amago_core.config.sources import load_config
-from amago_core.experiment import Experiment
 from amago_core.experiment.checkpoints import load_policy_weights
 
 runner = CliRunner()

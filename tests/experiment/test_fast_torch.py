@@ -39,7 +39,7 @@ def test_a_training_run_never_imports_torch_dynamo(tiny_job, tmp_path):
     code = (
         "import sys\n"
         "from amago_core.config.sources import load_config\n"
-        "from amago_core.experiment import Experiment\n"
+        "from amago import Experiment\n"
         "import json\n"
         f"job = json.load(open({str(job)!r}))\n"
         "e = Experiment(load_config(base=job, environ={}), epochs=2)\n"

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import warnings
 
+from amago import Experiment
 from amago_core.config.sources import load_config
-from amago_core.experiment import Experiment
 from amago_core.hooks import RunView
 
 HOOKS = """

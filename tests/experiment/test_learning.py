@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import pytest
 
+from amago import Experiment
 from amago_core.config.sources import load_config
-from amago_core.experiment import Experiment
 from tests.experiment.conftest import learnable_tmaze_job, stop_when_solved
 
 CORRIDOR = 1

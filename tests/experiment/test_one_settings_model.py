@@ -7,10 +7,10 @@ import json
 import pytest
 from typer.testing import CliRunner
 
+from amago import Experiment
+from amago.from_amago.flat import AMAGO_NAMES, FlatNameError, flat_names, flat_to_tree
 from amago_core.cli.app import app
 from amago_core.config.experiment import ExperimentConfig
-from amago_core.config.flat import AMAGO_NAMES, FlatNameError, flat_names, flat_to_tree
-from amago_core.experiment import Experiment
 
 runner = CliRunner()
 

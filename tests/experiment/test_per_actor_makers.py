@@ -143,7 +143,7 @@ def test_python_api_makers_are_not_shared_out() -> None:
 
 def test_experiment_pools_get_the_suite_actor_makers(tiny_job, monkeypatch) -> None:
     """A built-in suite given ``actor_makers``: the run's train and val pools step one env per actor."""
-    from amago_core.experiment import Experiment
+    from amago import Experiment
     from amago_envs.suites.tmaze import TMazeSuite
 
     def named_tmaze(suite: TMazeSuite, split: str, actor: int) -> AMAGOEnv:

@@ -16,10 +16,11 @@ from typing import Any
 
 import pytest
 
+from amago import Experiment
 from amago_core.config.experiment import ExperimentConfig
 from amago_core.config.resume import refused_changes
 from amago_core.config.sources import load_config
-from amago_core.experiment import Experiment, hardware, precision_probe, setup
+from amago_core.experiment import hardware, precision_probe, setup
 from amago_core.experiment.hardware import (
     AUTO_VARIABLE,
     RECORDED_CPU_FLAGS,

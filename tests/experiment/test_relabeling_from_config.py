@@ -8,10 +8,10 @@ import json
 import numpy as np
 import pytest
 
+from amago import Experiment
 from amago_core.config.sources import load_config
 from amago_core.data.disk_buffer import DiskTrajDataset
 from amago_core.data.files import load_traj
-from amago_core.experiment import Experiment
 from amago_core.experiment.setup import relabel_seed
 from amago_envs.suites.mazerunner_relabel import MazeRunnerHindsightRelabeler
 

@@ -8,8 +8,8 @@ from typing import Any
 
 import pytest
 
+from amago import Experiment
 from amago_core.config.sources import load_config
-from amago_core.experiment import Experiment
 
 TIMING = ("FPS", "Time", "time")
 

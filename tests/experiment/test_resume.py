@@ -14,8 +14,8 @@ from pathlib import Path
 
 import pytest
 
+from amago import Experiment
 from amago_core.config.sources import load_config
-from amago_core.experiment import Experiment
 from amago_core.experiment.run_checkpoints import NoUsableCheckpointError
 
 AMAGO = [sys.executable, "-m", "amago_core.cli.app"]

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from amago import Experiment
 from amago_core.config.components import RunComponents
 from amago_core.config.resolve import plan_run
-from amago_core.experiment import Experiment
 from amago_core.experiment.train import train
 
 

@@ -29,7 +29,7 @@ import numpy as np
 import pytest
 import torch
 
-from amago_core.experiment import Experiment
+from amago import Experiment
 from amago_core.rollout import AMAGOEnv, EnvCreator, make_pool
 from amago_core.rollout.action_mask import ACTION_MASK_KEY
 
@@ -537,7 +537,7 @@ def check_rollout(run: ProbedExperiment, case: Case) -> None:
 
 def check_loaded_policy(run: ProbedExperiment, case: Case) -> None:
     """``load_policy`` acts in the plain gymnasium env, in fp32 and under the run's autocast."""
-    from amago_core.policy import load_policy
+    from amago_tools.policy import load_policy
 
     policy = load_policy(run.paths.root, sample=True)
     amago_env = env_maker(case)()

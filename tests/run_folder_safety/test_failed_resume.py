@@ -19,8 +19,8 @@ import pytest
 sys.path.insert(0, str(Path(__file__).parent))
 from malicious_folder import TINY, amago, snapshot
 
+from amago import Experiment
 from amago_core.config.sources import load_config
-from amago_core.experiment import Experiment
 from amago_core.experiment.resume import ResumeMismatchError
 
 

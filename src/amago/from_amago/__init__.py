@@ -1,4 +1,6 @@
-"""Bringing AMAGO v3.3.0 run folders into amago: weights, gin config and a run folder ``amago.load_policy`` reads.
+"""AMAGO compatibility: AMAGO's ``Experiment`` (:mod:`amago.from_amago.experiment`, its flat keyword table in
+:mod:`amago.from_amago.flat`), and bringing AMAGO v3.3.0 run folders into amago: weights, gin config and a run
+folder ``amago.load_policy`` reads.
 
 The command is ``amago import-amago AMAGO_RUN_DIR [OUT]``; :func:`amago_state_dict_to_amago` maps a state dict
 alone. AMAGO's gin files are read by :mod:`amago.from_amago.gin`, which ``amago migrate-gin`` uses too. Nothing

@@ -42,7 +42,6 @@ from safetensors.torch import save as save_safetensors
 from tqdm.auto import tqdm
 
 from amago_core.config.experiment import ExperimentConfig
-from amago_core.config.flat import SLOT_NAMES
 from amago_core.config.resolve import RunPlan
 from amago_core.data.files import atomic_write, is_traj_file
 from amago_core.experiment.collectors import CollectedData
@@ -240,6 +239,7 @@ class CollectorActor:
     """
 
     def __init__(self, job: ActorJob, index: int) -> None:
+        from amago_core.experiment.checkpoints import Progress
         from amago_core.experiment.experiment import Experiment
 
         self.index = index
@@ -252,14 +252,12 @@ class CollectorActor:
             for stale in Path(tempfile.gettempdir()).glob(f"{prefix}*"):
                 shutil.rmtree(stale, ignore_errors=True)
         self.folder = Path(tempfile.mkdtemp(prefix=prefix))
-        flat_of_slot = {slot: flat for flat, slot in SLOT_NAMES.items()}
-        classes = {flat_of_slot[slot]: cls for slot, cls in job.classes.items()}
         self.experiment = Experiment(
             actor_plan(job, index, self.folder, self.reconstructed),
             make_train_env=actor_env_makers(job.make_train_env, job.config, index),
-            **classes,
+            classes=job.classes,
         )
-        self.experiment.total_frames = job.start_frames
+        self.experiment.counters.restore(Progress(total_frames=job.start_frames))
         self.experiment.start()
         dataset = self.experiment.dataset
         buffer = dataset.save_new_trajs_to if dataset is not None else None

@@ -102,7 +102,7 @@ def eval_command(
             )
             if not weights.is_file():
                 fail(f"no policy weights at {weights}; train first, or pick an --epoch with a checkpoint")
-            experiment.load_checkpoint_from_path(weights, is_accelerate_state=False)
+            experiment.checkpoints.load_path(weights, whole_state=False)
             trained_epoch = _take_trained_progress(experiment, epoch)
             _add_eval_backends(experiment, run_dir, record, trained_with_wandb)
             steps = timesteps or config.schedule.val_timesteps_per_epoch
@@ -202,13 +202,13 @@ def _take_trained_progress(experiment: Any, epoch: int | None) -> int | None:
     states = [(e, folder) for e, folder in experiment.paths.saved_states() if epoch is None or e == epoch]
     if not states:
         if epoch is not None:
-            experiment.restore_progress(Progress(epoch=epoch))
+            experiment.counters.restore(Progress(epoch=epoch))
         return epoch
     try:
         progress = Progress.from_json(read_progress(states[-1][1]))
     except (OSError, ValueError, KeyError, TypeError):
         return epoch  # a damaged state: the weights are still evaluated, at unknown x-axes
-    experiment.restore_progress(progress)  # `amago compare --x minutes` places it by its wall time too
+    experiment.counters.restore(progress)  # `amago compare --x minutes` places it by its wall time too
     return progress.epoch
 
 

@@ -225,6 +225,14 @@ class RunComponents:
             **{k: v for k, v in resolved.items() if v is not None},
         )
 
+    def build_agent(self, **context: Any) -> Any:
+        """The agent, built with ``context`` (its spaces, ``max_seq_len``) and builders of the run's encoders."""
+        encoders = {
+            "tstep_encoder": self.tstep_encoder.builder(),
+            "traj_encoder": self.traj_encoder.builder(),
+        }
+        return self.agent.build(**context, **encoders)
+
     def slots(self) -> dict[str, ResolvedComponent]:
         """The resolved slots by name (exploration and relabeler only when a run uses them)."""
         found = {"tstep_encoder": self.tstep_encoder, "traj_encoder": self.traj_encoder, "agent": self.agent}

@@ -344,8 +344,8 @@ class RaySection(StrictModel):
 class ExperimentConfig(StrictModel):
     """Everything a run needs: the one place each setting, its default, its check and its meaning live.
 
-    Sections group AMAGO's `Experiment` parameters; components are plugin slots. The Python API's flat keyword
-    arguments (`Experiment(learning_rate=3e-4)`) map onto these fields (see `amago_core.config.flat`).
+    Sections group AMAGO's `Experiment` parameters; components are plugin slots. AMAGO's flat keyword
+    arguments (`amago.Experiment(learning_rate=3e-4)`) map onto these fields (see `amago.from_amago.flat`).
     """
 
     run: RunSection = RunSection()

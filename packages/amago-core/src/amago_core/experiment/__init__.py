@@ -1,4 +1,4 @@
-"""The experiment loop: ``Experiment`` (AMAGO's API over one ``ExperimentConfig``).
+"""The experiment loop: ``Experiment`` over one plan or ``ExperimentConfig`` (AMAGO's flat API: ``amago.Experiment``).
 
 ``Experiment`` imports torch and accelerate, so they load on first use: modules of
 this package that need neither (``plot``, ``run_dir``) stay cheap to import (``amago plot`` reads no model).

@@ -23,8 +23,9 @@ from accelerate import Accelerator
 from amago_core.config.components import RunComponents
 from amago_core.config.experiment import ExperimentConfig
 from amago_core.experiment.collectors import Collector
-from amago_core.experiment.metrics import finished_episodes, policy_metrics
+from amago_core.experiment.metrics import finished_episodes, policy_metrics, train_return_metrics
 from amago_core.experiment.pools import EnvMakers, Role, RolePool, build_pool, makers_per_actor
+from amago_core.experiment.processes import average_over_processes, gather
 from amago_core.experiment.video import VideoRequest, record_first_env
 
 Interact = Callable[..., tuple[Any, Any, dict[str, Any]]]
@@ -126,6 +127,27 @@ class EnvRunner:
         """Builds the val pool (fresh episodes and memory on every evaluation)."""
         self.val_envs = self.pool(make_env, "val")
 
+    def open_pools(
+        self,
+        make_train_env: EnvMakers | None,
+        make_val_env: EnvMakers | None,
+        *,
+        remote: Callable[[], Collector | None] | None,
+        evaluates: bool,
+        save_dir: Path | None,
+        start_frames: int,
+    ) -> None:
+        """Builds what this process steps: the remote collector (``remote()``, None in the default run) or else
+        the train pool (``remote`` None: this process does not collect), and the val pool when ``evaluates`` and
+        no remote collector evaluates instead."""
+        if remote is not None and make_train_env is not None:
+            self.collector = remote()
+            if self.collector is None:
+                self.open_train_pool(make_train_env, save_dir, start_frames=start_frames)
+        evaluates = evaluates and not (self.collector is not None and self.collector.evaluates)
+        if evaluates and make_val_env is not None:
+            self.open_val_pool(make_val_env)
+
     # ---- collection and evaluation -------------------------------------------------------------------------
     def collect(self, epoch: int, timesteps: int, policy: Any) -> Collected | None:
         """One epoch of train collection: ``timesteps`` steps of every train env (or the remote collector's).
@@ -153,6 +175,31 @@ class EnvRunner:
         )
         self.train_envs.save_finished_trajs()
         return Collected(dict(stats["new_frames_by_env_name"]), dict(stats.get("return_history", {})))
+
+    def collect_gathered(
+        self, epoch: int, timesteps: int, policy: Any
+    ) -> tuple[list[dict[str, int]], dict[str, float]] | None:
+        """:meth:`collect` in every process, gathered in one collective call: the new frames by env name (one dict
+        per process; the remote collector's alone) and the returns of the train episodes that finished, as
+        metrics. None when this process has no train envs."""
+        collected = self.collect(epoch, timesteps, policy)
+        if collected is None:
+            return None
+        if self.collector is not None:  # one process drives the remote workers: nothing to gather
+            return [collected.frames_by_env_name], {}
+        parts = gather(self.accelerator, (collected.frames_by_env_name, collected.return_history))
+        return [frames for frames, _ in parts], train_return_metrics([returns for _, returns in parts])
+
+    def validate(self, timesteps: int, policy: Any, epoch: int) -> dict[str, float] | None:
+        """Validation metrics averaged over the processes: the remote collector's workers when they hold the val
+        envs, else this process's val pool (fresh episodes and memory); None without either (or when every
+        remote worker failed)."""
+        if self.collector is not None and self.collector.evaluates:
+            self.collector.sync_weights(policy, epoch)
+            return self.collector.evaluate(timesteps)
+        if self.val_envs is None:
+            return None
+        return average_over_processes(self.accelerator, self.evaluate(self.val_envs, timesteps))
 
     def evaluate(
         self, envs: Any, timesteps: int, episodes: int | None = None, desc: str = "evaluate"

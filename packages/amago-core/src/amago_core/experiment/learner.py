@@ -81,6 +81,23 @@ class Learner:
                 self._run_eagerly()
                 fast_torch.warn_eager("update", error)
 
+    @classmethod
+    def build(
+        cls,
+        accelerator: Accelerator,
+        agent: torch.nn.Module,
+        optimizer_for: Callable[[torch.nn.Module], torch.optim.Optimizer],
+        warmup_steps: int,
+        compile_setting: str,
+    ) -> Learner:
+        """The learner of a freshly built ``agent``: its optimiser (``optimizer_for``: ``Experiment.init_optimizer``,
+        an override point), the warmup, and compilation as ``run.compile`` asks for on this device."""
+        compile_on = fast_torch.compile_wanted(compile_setting, accelerator.device, "update")
+        if not compile_on:
+            fast_torch.skip_dynamo_import()  # nothing compiles: the optimiser need not import torch's compiler (~1.5 s)
+        optimizer = optimizer_for(agent)
+        return cls(accelerator, agent, optimizer, warmup_steps=warmup_steps, compile=compile_on)
+
     def _run_eagerly(self) -> None:
         self.compile = False
         self.prepared._compiled_call_impl = None

@@ -13,7 +13,9 @@ from typing import Any
 
 import torch
 
-from amago_core.experiment.fast_torch import untraced_adamw_step
+from amago_core.config.experiment import OptimSection
+from amago_core.experiment.agent_api import Trainable
+from amago_core.experiment.fast_torch import untraced_adamw, untraced_adamw_step
 
 GLOBAL_STEP_KEY = "amago_global_step"
 """Where :class:`AdamWRel` keeps its update count in its state dict (so a resumed run resets on schedule)."""
@@ -84,3 +86,18 @@ class AdamWRel(torch.optim.AdamW):
         state = dict(state_dict)
         self.global_step = int(state.pop(GLOBAL_STEP_KEY, 0))
         super().load_state_dict(state)
+
+
+def default_optimizer(policy: torch.nn.Module, optim: OptimSection) -> torch.optim.Optimizer:
+    """``Experiment.init_optimizer``'s optimiser: ``optim.optimizer`` (AdamW or AdamWRel) over the agent's
+    trainable parameters."""
+    params = list(policy.trainable_parameters() if isinstance(policy, Trainable) else policy.parameters())
+    if optim.optimizer == "adamw_rel":
+        if optim.reset_interval is None:  # the config refuses this; a hand-built config may not have
+            msg = "optim.optimizer=adamw_rel needs optim.reset_interval (optimiser steps between resets); set it."
+            raise ValueError(msg)
+        return AdamWRel(
+            params, reset_interval=optim.reset_interval, lr=optim.learning_rate, weight_decay=optim.l2_coeff
+        )
+    # AdamW, minus torch's per-step compiler bookkeeping (which imports torch._dynamo: ~1.5 s per process).
+    return untraced_adamw(params, lr=optim.learning_rate, weight_decay=optim.l2_coeff)

@@ -17,9 +17,12 @@ import sys
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
 from amago_core.experiment.metrics import AVERAGE_RETURN_KEY, EPISODES_KEY, EPISODIC_RETURN_KEY
+
+if TYPE_CHECKING:
+    from amago_core.config.experiment import ExperimentConfig
 
 TABLE_EVERY_S = 60.0
 """Between validation epochs, a table at least this often (seconds)."""
@@ -235,6 +238,16 @@ class RunProgress:
             self._bar = None
 
 
+def frames_target(config: ExperimentConfig, *, processes: int, collects: bool) -> int:
+    """Train env steps the whole schedule collects over every process (0 when this process never counts them):
+    the progress line's target."""
+    sched, rollout, ray = config.schedule, config.rollout, config.ray
+    if not collects:
+        return 0
+    actors = ray.actors * config.envs_per_ray_actor if ray.actors else rollout.parallel_actors * processes
+    return max(sched.epochs - sched.start_collecting_at_epoch, 0) * sched.train_timesteps_per_epoch * actors
+
+
 def final_numbers(experiment: Any) -> dict[str, Any]:
     """What ``amago run``'s final summary adds about the training session: wall time, overall rates, the best
     val return and its epoch, and the policy weights to load (``latest``, else the newest kept epoch).
@@ -242,13 +255,13 @@ def final_numbers(experiment: Any) -> dict[str, Any]:
     Args:
         experiment: an :class:`~amago_core.experiment.Experiment` after :meth:`learn`.
     """
-    wall = experiment.wall_seconds
-    frames_at_start, updates_at_start = experiment.learn_start_counts
+    wall = experiment.counters.wall_seconds
+    frames_at_start, updates_at_start = experiment.counters.learn_start_counts
     numbers: dict[str, Any] = {"wall_seconds": None if wall is None else round(wall, 1)}
     if wall:
         numbers["env_steps_per_second"] = (experiment.total_frames - frames_at_start) / wall
         numbers["updates_per_second"] = (experiment.grad_update_counter - updates_at_start) / wall
-    best = experiment.best_val
+    best = experiment.reports.best_val
     numbers["best_val_return"] = None if best is None else best[0]
     numbers["best_val_epoch"] = None if best is None else best[1]
     paths = experiment.paths

@@ -10,7 +10,10 @@ from typing import Any
 from amago_core.config.components import RELABELER_SLOT, RunComponents
 from amago_core.config.experiment import ExperimentConfig
 from amago_core.config.sources import PROVENANCE_KEY
+from amago_core.config.task_split import write_task_split
 from amago_core.experiment.hardware import PrecisionChoice, recorded_cpu_flags
+from amago_core.experiment.run_dir import RunPaths, atomic_write_json
+from amago_core.rollout.spaces import PolicySpaces
 
 
 def run_record(
@@ -48,26 +51,33 @@ def run_record(
     return record
 
 
-def summary_lines(
-    config: ExperimentConfig,
-    components: RunComponents,
-    *,
-    run_dir: str,
-    trainable_parameters: int,
-    device: str,
-    processes: int,
-    envs: str,
-    data: str,
-    precision: PrecisionChoice | None = None,
-) -> list[str]:
-    """The lines a run prints when it starts (verbose runs, main process); ``precision``: the start's choice."""
+def write_run_files(
+    paths: RunPaths, record: dict[str, Any], spaces: PolicySpaces | None, makers: tuple[Any, Any, Any]
+) -> None:
+    """Writes what a run records about itself into its folder: ``config.resolved.json`` (``record``),
+    ``spaces.json`` (so that the policy loads later without building an env; None: an ``init_envs`` override set
+    the spaces itself), and which tasks train/val/test draw (``task_split.json``: whether results are on held-out
+    tasks)."""
+    atomic_write_json(paths.config, record, root=paths.root)
+    if spaces is not None:
+        atomic_write_json(paths.spaces, spaces.to_json(), root=paths.root)
+    write_task_split(paths.root, makers)
+
+
+def summary_lines(experiment: Any, envs: str) -> list[str]:
+    """The lines a started ``experiment`` prints (verbose runs, main process); ``envs``: ``init_envs``' line."""
+    config, components, precision = experiment.config, experiment.components, experiment.precision
+    accelerator, dataset = experiment.accelerator, experiment.dataset
+    trainable_parameters = sum(p.numel() for p in experiment.policy.parameters() if p.requires_grad)
+    device, processes = accelerator.device, accelerator.num_processes
+    data = dataset.get_description() if dataset is not None else "(evaluation only)"
     sched, optim = config.schedule, config.optim
     chosen = optim.mixed_precision if precision is None else precision.describe()
     grouping = (
         f", length-grouped in pools of {optim.length_group_batches}" if optim.length_group_batches > 1 else ""
     )
     return [
-        f"amago run {config.run.name!r} -> {run_dir}",
+        f"amago run {config.run.name!r} -> {experiment.paths.root}",
         f"  agent {components.agent.name} | tstep {components.tstep_encoder.name} | traj "
         f"{components.traj_encoder.name} | {trainable_parameters:,} trainable parameters | device {device} "
         f"x{processes} | seed {config.run.seed}",

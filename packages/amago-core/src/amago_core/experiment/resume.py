@@ -4,36 +4,32 @@ before anything in the run folder is written, and the config's optimiser setting
 from __future__ import annotations
 
 import json
-from typing import Any, Protocol
+from typing import Any, Protocol, cast
 
 from amago_core.config.experiment import ExperimentConfig
 from amago_core.config.resume import describe_changes, refused_changes
 from amago_core.config.sources import PROVENANCE_KEY
-from amago_core.experiment.checkpoints import Progress, TrainingState
+from amago_core.experiment.checkpoints import TrainingState
+from amago_core.experiment.counters import RunCounters
+from amago_core.experiment.learner import Learner
 from amago_core.experiment.logger import RunLogger
-from amago_core.experiment.run_checkpoints import NoUsableCheckpointError
+from amago_core.experiment.run_checkpoints import NoUsableCheckpointError, RunCheckpoints
 from amago_core.experiment.run_dir import RunPaths
 from amago_core.experiment.safe_state import DamagedStateError
 
 
 class Resumable(Protocol):
-    """What resuming reads and sets on an experiment (``Experiment`` has it; typed here so that this module sits
-    below it)."""
+    """What resuming reads of an experiment and the parts it goes through (``Experiment`` has it; typed here so
+    that this module sits below it)."""
 
     config: ExperimentConfig
     paths: RunPaths
-    logger: RunLogger | None
-    epoch: int
+    counters: RunCounters
+    checkpoints: RunCheckpoints | None
+    learner: Learner | None
 
     @property
-    def optimizer(self) -> Any: ...
-
-    @property
-    def lr_schedule(self) -> Any: ...
-
-    def load_training_state(self, state: TrainingState) -> None: ...
-
-    def restore_progress(self, progress: Progress, *, next_epoch: bool = False) -> None: ...
+    def logger(self) -> RunLogger | None: ...
 
 
 class ResumeMismatchError(ValueError):
@@ -54,7 +50,7 @@ def load_resumed_state(experiment: Resumable, state: TrainingState) -> None:
     """
     fresh = _optimiser_settings(experiment)
     try:
-        experiment.load_training_state(state)
+        _started(experiment.checkpoints).apply(state)
     except DamagedStateError as exc:
         raise NoUsableCheckpointError(str(exc)) from exc
     except (RuntimeError, ValueError, KeyError) as exc:
@@ -68,11 +64,23 @@ def finish_resume(experiment: Resumable, state: TrainingState) -> None:
     if experiment.logger is not None:
         experiment.logger.step = state.progress.logger_step
         experiment.logger.rollback(after_epoch=state.progress.epoch)
-    experiment.restore_progress(state.progress, next_epoch=True)
+    experiment.counters.restore(state.progress, next_epoch=True)
+
+
+def _started(part: Any) -> Any:
+    if part is None:
+        msg = "call Experiment.start() first: resuming loads into the built model"
+        raise RuntimeError(msg)
+    return part
+
+
+def _learner(experiment: Resumable) -> Learner:
+    return cast(Learner, _started(experiment.learner))
 
 
 def _scheduler(experiment: Resumable) -> Any:
-    return getattr(experiment.lr_schedule, "scheduler", experiment.lr_schedule)  # accelerate's wrapper
+    schedule = _learner(experiment).lr_schedule
+    return getattr(schedule, "scheduler", schedule)  # accelerate's wrapper
 
 
 def _optimiser_settings(experiment: Resumable) -> tuple[list[dict[str, Any]], list[float] | None]:
@@ -80,7 +88,7 @@ def _optimiser_settings(experiment: Resumable) -> tuple[list[dict[str, Any]], li
     as built from this config."""
     groups = [
         {k: v for k, v in group.items() if k not in ("params", "lr")}
-        for group in experiment.optimizer.param_groups
+        for group in _learner(experiment).optimizer.param_groups
     ]
     base_lrs = getattr(_scheduler(experiment), "base_lrs", None)
     return groups, list(base_lrs) if base_lrs is not None else None
@@ -91,16 +99,18 @@ def _restore_optimiser_settings(
 ) -> None:
     groups, base_lrs = fresh
     scheduler = _scheduler(experiment)
-    for group, settings in zip(experiment.optimizer.param_groups, groups, strict=True):
+    for group, settings in zip(_learner(experiment).optimizer.param_groups, groups, strict=True):
         group.update(settings)
     if base_lrs is None:
         return
     scheduler.base_lrs = base_lrs
     lambdas = getattr(scheduler, "lr_lambdas", None)
     if lambdas is not None:  # LambdaLR: the rate at the restored step, from this config's base and warmup
-        for group, base, factor in zip(experiment.optimizer.param_groups, base_lrs, lambdas, strict=True):
+        for group, base, factor in zip(
+            _learner(experiment).optimizer.param_groups, base_lrs, lambdas, strict=True
+        ):
             group["lr"] = base * factor(scheduler.last_epoch)
-        scheduler._last_lr = [group["lr"] for group in experiment.optimizer.param_groups]
+        scheduler._last_lr = [group["lr"] for group in _learner(experiment).optimizer.param_groups]
 
 
 def _mismatch_line(experiment: Resumable, exc: BaseException) -> str:

@@ -4,21 +4,23 @@ An :class:`~amago_core.experiment.Experiment` owns one (``experiment.checkpoints
 decides *what* a checkpoint is (the learner's model, optimiser and schedule, the progress counters, the dataset's
 random stream) and in which order things are written; the file formats and the atomic writes are
 :class:`~amago_core.experiment.checkpoints.CheckpointStore`'s. The experiment keeps AMAGO's method names
-(``save_checkpoint``, ``load_checkpoint``...) as delegations to this part.
+(``save_checkpoint``, ``load_checkpoint_from_path``...) as delegations to this part.
 """
 
 from __future__ import annotations
 
 import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Protocol
 
 import numpy as np
-import torch
 from accelerate import Accelerator
 
 from amago_core.config.experiment import ScheduleSection
+from amago_core.data.dataset import RLDataset
+from amago_core.experiment.agent_api import ReloadAware
 from amago_core.experiment.checkpoints import (
     CheckpointStore,
     Progress,
@@ -26,13 +28,25 @@ from amago_core.experiment.checkpoints import (
     load_policy_weights,
     read_training_state,
 )
+from amago_core.experiment.counters import RunCounters
 from amago_core.experiment.learner import Learner
-from amago_core.experiment.run_dir import RunFolderWriteError, RunPaths, describe_write_failure
+from amago_core.experiment.reports import RunReports
+from amago_core.experiment.run_dir import RunFolderWriteError, RunPaths, buffer_dir_of, describe_write_failure
 from amago_core.experiment.safe_state import DamagedStateError
 
 
 class NoUsableCheckpointError(RuntimeError):
     """Complete checkpoints exist but none of them can be loaded; the message lists why for each."""
+
+
+class CheckpointedRun(Protocol):
+    """What the checkpoint part reads of its experiment (``Experiment`` has it; typed here so that this module sits
+    below it)."""
+
+    counters: RunCounters
+    reports: RunReports
+    dataset: RLDataset | None
+    learner: Learner | None
 
 
 class RunCheckpoints:
@@ -41,52 +55,66 @@ class RunCheckpoints:
     Args:
         accelerator: this process's accelerator (processes agree on every write).
         paths: the run's folders.
-        buffer_dir: returns the replay buffer's folder, if the run has one (a failed write names its size).
+        run: the experiment: its learner (built after this part, by ``init_model``), counters (saved with each
+            state, restored from a loaded one), reports (the logger's record count, the checkpoint hook) and
+            dataset (its random stream; its buffer folder, which a failed write names with its size).
     """
 
-    def __init__(self, accelerator: Accelerator, paths: RunPaths, buffer_dir: Callable[[], Path | None]):
+    def __init__(self, accelerator: Accelerator, paths: RunPaths, run: CheckpointedRun):
         self.accelerator = accelerator
         self.paths = paths
         self.store = CheckpointStore(accelerator, paths)
-        self._buffer_dir = buffer_dir
+        self._run = run
+        self._counters, self._reports = run.counters, run.reports
+
+    def _learner(self) -> Learner:
+        if self._run.learner is None:
+            msg = "call Experiment.start() first: the agent is built there"
+            raise RuntimeError(msg)
+        return self._run.learner
+
+    def progress(self) -> Progress:
+        """How far the run got (what a training state records besides the model and optimiser)."""
+        logger = self._reports.logger
+        return self._counters.record(
+            num_processes=self.accelerator.num_processes, logger_step=logger.step if logger is not None else 0
+        )
+
+    def _dataset_rng(self) -> np.random.Generator | None:
+        return self._run.dataset.rng if self._run.dataset is not None else None
 
     # ---- saving --------------------------------------------------------------------------------------------
-    def save_epoch(
-        self,
-        learner: Learner,
-        progress: Progress,
-        dataset_rng: np.random.Generator | None,
-        schedule: ScheduleSection,
-    ) -> Path:
-        """Saves the policy weights and the full training state of ``progress.epoch``, then removes what
-        retention drops; returns the state's folder.
+    def save_epoch(self, schedule: ScheduleSection) -> Path:
+        """Saves the policy weights and the full training state of the current epoch, then removes what
+        retention drops (over every state in the folder) and calls the checkpoint hook; returns the state's
+        folder.
 
         Raises:
             RunFolderWriteError: a write failed; earlier checkpoints are intact and nothing was removed.
         """
+        progress, learner = self.progress(), self._learner()
         # The weights first: a kill between the two writes then leaves no kept state without its weights.
         with self.writing(self.paths.policy_at(progress.epoch)):
             self.store.write_weights(progress.epoch, learner.agent)
-        target = self._save_state(self.paths.training_state(progress.epoch), learner, progress, dataset_rng)
+        target = self._save_state(self.paths.training_state(progress.epoch), progress)
         self.store.prune_states(schedule.keep_states, schedule.keep_state_every)
         self.store.prune_policies(schedule.keep_policies, schedule.keep_policy_every)
+        self._reports.checkpointed(progress.epoch, target)
         return target
 
-    def save_rolling(
-        self, learner: Learner, progress: Progress, dataset_rng: np.random.Generator | None
-    ) -> Path:
-        """Saves the training state of ``progress.epoch`` as the rolling one, then removes the previous one.
+    def save_rolling(self) -> Path:
+        """Saves the training state of the current epoch as the rolling one, then removes the previous one.
 
         Raises:
             RunFolderWriteError: the write failed; the previous rolling state is intact.
         """
-        target = self._save_state(self.paths.rolling_state(progress.epoch), learner, progress, dataset_rng)
+        progress = self.progress()
+        target = self._save_state(self.paths.rolling_state(progress.epoch), progress)
         self.store.prune_rolling(target)
         return target
 
-    def _save_state(
-        self, target: Path, learner: Learner, progress: Progress, dataset_rng: np.random.Generator | None
-    ) -> Path:
+    def _save_state(self, target: Path, progress: Progress) -> Path:
+        learner = self._learner()
         with self.writing(target):
             return self.store.save(
                 target,
@@ -94,21 +122,21 @@ class RunCheckpoints:
                 optimizer=learner.optimizer,
                 scheduler=learner.lr_schedule,
                 progress=progress,
-                dataset_rng=dataset_rng,
+                dataset_rng=self._dataset_rng(),
             )
 
-    def write_latest(self, policy: torch.nn.Module) -> None:
-        """Writes ``ckpts/latest`` (what collect-only processes read).
+    def write_latest(self) -> None:
+        """Writes the current weights to ``ckpts/latest`` (what collect-only processes read).
 
         Raises:
             RunFolderWriteError: the write failed; the previous file is intact.
         """
         with self.writing(self.paths.latest_policy):
-            self.store.write_latest(policy)
+            self.store.write_latest(self._learner().agent)
 
-    def read_latest(self, policy: torch.nn.Module) -> bool:
-        """Loads ``ckpts/latest`` into ``policy`` if it exists; returns whether it did."""
-        return self.store.read_latest(policy)
+    def read_latest(self) -> bool:
+        """Loads ``ckpts/latest`` into the agent if it exists; returns whether it did."""
+        return self.store.read_latest(self._learner().agent)
 
     @contextmanager
     def writing(self, path: Path) -> Iterator[None]:
@@ -118,7 +146,7 @@ class RunCheckpoints:
         except RunFolderWriteError:
             raise
         except OSError as exc:
-            raise describe_write_failure(exc, path, self.paths, self._buffer_dir()) from exc
+            raise describe_write_failure(exc, path, self.paths, buffer_dir_of(self._run.dataset)) from exc
 
     # ---- loading -------------------------------------------------------------------------------------------
     def state_of_epoch(self, epoch: int) -> Path:
@@ -142,20 +170,21 @@ class RunCheckpoints:
         """
         return read_training_state(folder, self.accelerator.process_index)
 
-    def apply(self, state: TrainingState, learner: Learner, dataset_rng: np.random.Generator | None) -> None:
-        """Loads ``state`` into the learner and the random streams (the caller takes its progress counters);
-        says when it was saved by another number of processes.
+    def apply(self, state: TrainingState) -> None:
+        """Loads ``state``: the learner's model, optimiser and schedule, the random streams, the counters and the
+        logger's record count; says when it was saved by another number of processes.
 
         Raises:
             DamagedStateError: the model file turned out cut short while loading.
             RuntimeError: the state does not fit this model.
         """
+        learner = self._learner()
         self.store.apply(
             state,
             policy=learner.agent,
             optimizer=learner.optimizer,
             scheduler=learner.lr_schedule,
-            dataset_rng=dataset_rng,
+            dataset_rng=self._dataset_rng(),
         )
         saved, processes = state.progress.num_processes, self.accelerator.num_processes
         if saved != processes and self.accelerator.is_main_process:
@@ -164,6 +193,9 @@ class RunCheckpoints:
                 f"{processes}: the model and optimiser continue, but each process's random stream restarts and "
                 "a gradient update now averages a different number of batches.\n"
             )
+        self._counters.restore(state.progress)
+        if self._reports.logger is not None:
+            self._reports.logger.step = state.progress.logger_step
 
     def newest_usable(self) -> TrainingState | None:
         """The newest training state that reads completely; says which newer ones were skipped and why.
@@ -183,9 +215,26 @@ class RunCheckpoints:
             raise NoUsableCheckpointError(msg)
         return state
 
-    def load_weights(self, policy: torch.nn.Module, path: Path) -> None:
-        """Loads a policy weights file into ``policy``."""
-        load_policy_weights(policy, path)
+    def load_path(self, path: str | Path, *, whole_state: bool) -> None:
+        """Loads a training-state folder (``whole_state``: :meth:`apply`) or a policy weights file, and tells an
+        agent that reloads caches (:class:`~amago_core.experiment.agent_api.ReloadAware`).
+
+        Raises:
+            FileNotFoundError: nothing at ``path``.
+            RefusedStateError: a folder of pickle files (never loaded), or a newer layout.
+            DamagedStateError: a file of the state is cut short or unreadable.
+        """
+        path = Path(path)
+        if not path.exists():
+            msg = f"no checkpoint at {path}; `amago run --resume` picks the newest complete one"
+            raise FileNotFoundError(msg)
+        agent = self._learner().agent
+        if whole_state:
+            self.apply(self.read(path))
+        else:
+            load_policy_weights(agent, path)
+        if isinstance(agent, ReloadAware):
+            agent.on_checkpoint_loaded(whole_state)
 
 
-__all__ = ["DamagedStateError", "NoUsableCheckpointError", "RunCheckpoints"]
+__all__ = ["CheckpointedRun", "DamagedStateError", "NoUsableCheckpointError", "RunCheckpoints"]

@@ -23,9 +23,11 @@ import os
 import re
 import shutil
 import tempfile
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from amago_core.data.writer import TrajectoryWriteError
 from amago_core.io import UnsafePathError, atomic_write, atomic_write_json, atomic_write_text, inside
@@ -36,14 +38,17 @@ __all__ = [
     "RunFolderWriteError",
     "RunPaths",
     "UnsafePathError",
+    "as_write_failures",
     "atomic_write",
     "atomic_write_json",
     "atomic_write_text",
+    "buffer_dir_of",
     "describe_write_failure",
     "find_write_failure",
     "kept_epochs",
     "recorded_epoch",
     "replace_dir",
+    "write_failure_of",
 ]
 
 PROGRESS_FILE = "progress.json"
@@ -67,7 +72,7 @@ class RunPaths:
 
     @property
     def spaces(self) -> Path:
-        """The spaces the agent was built with (``amago_core.policy`` loads the policy without building an env)."""
+        """The spaces the agent was built with (``amago_tools.policy`` loads the policy without building an env)."""
         return self.root / "spaces.json"
 
     @property
@@ -349,3 +354,48 @@ def describe_write_failure(
         reason = exc.strerror or str(exc) or type(exc).__name__
         message = f"failed {writing} ({reason}): fix that and {resume}"
     return RunFolderWriteError(message, target, code)
+
+
+def write_failure_of(
+    exc: BaseException, paths: RunPaths, buffer_dir: Path | None
+) -> RunFolderWriteError | None:
+    """``exc`` as the one-line :class:`RunFolderWriteError` when a failed write into the run folder or its buffer
+    caused it (itself or a cause); None for any other error."""
+    if isinstance(exc, RunFolderWriteError):
+        return exc
+    found = find_write_failure(exc)
+    if found is None:
+        return None
+    error, path = found
+    return (
+        error
+        if isinstance(error, RunFolderWriteError)
+        else describe_write_failure(error, path, paths, buffer_dir)
+    )
+
+
+def buffer_dir_of(dataset: Any) -> Path | None:
+    """The replay buffer's folder of ``dataset`` (a dataset without one on disk: None)."""
+    folder = getattr(dataset, "buffer_dir", None)
+    if folder is None and dataset is not None:
+        folder = getattr(dataset, "save_new_trajs_to", None)
+    return Path(folder) if folder is not None else None
+
+
+@contextmanager
+def as_write_failures(
+    describe: Callable[[BaseException], RunFolderWriteError | None], on_failure: Callable[[], None]
+) -> Iterator[None]:
+    """Re-raises an error that a failed write into the run folder caused as its one-line
+    :class:`RunFolderWriteError` (``describe``: ``Experiment.write_failure``), after ``on_failure()``; any other
+    error passes unchanged."""
+    try:
+        yield
+    except Exception as exc:
+        failure = describe(exc)
+        if failure is None:
+            raise
+        on_failure()
+        if failure is exc:
+            raise
+        raise failure from exc

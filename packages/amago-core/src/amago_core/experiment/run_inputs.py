@@ -1,43 +1,113 @@
 """What an ``Experiment`` is given, made into one config and env makers, and checked before any folder exists.
 
-``Experiment(...)`` takes a plan, a config, AMAGO's flat keywords or both, classes for component slots, and env
-makers; these functions turn that into the validated config, the user's classes, and the train/val/test makers,
-and refuse what cannot run with one line.
+``Experiment(...)`` takes a plan, a config or its mapping, classes for component slots, and env makers; these
+functions turn that into the validated config, the components and the train/val/test makers, and refuse what
+cannot run with one line. (AMAGO's flat keywords are the compatibility layer's: ``amago.Experiment``.)
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any, TypeGuard
 
-from amago_core.config.component import ComponentConfig
-from amago_core.config.components import RunComponents, UserClass
+from amago_core.config.components import SLOT_GROUPS, RunComponents, UserClass
 from amago_core.config.experiment import ExperimentConfig
-from amago_core.config.flat import SLOT_NAMES, flat_to_tree, with_settings
-from amago_core.config.resolve import RunPlan, resolve_config
+from amago_core.config.resolve import RunPlan
 from amago_core.experiment.naming import default_run_name
 from amago_core.experiment.pools import EnvMakers, makers_per_actor, suite_makers
 from amago_core.experiment.processes import ProcessRole
 from amago_core.plugins.registry import Registries
 from amago_core.plugins.registry import registries as installed_registries
+from amago_core.suggest import closest
 
 Makers = tuple[EnvMakers | None, EnvMakers | None, EnvMakers | None]
 """The train, val and test env makers."""
 
 
-def is_python_component(value: Any) -> bool:
-    """A class or factory given for a component slot (as opposed to a name, a table or a config)."""
-    return callable(value) and not isinstance(value, str | Mapping | ComponentConfig)
+@dataclass(frozen=True)
+class RunInputs:
+    """What ``Experiment(...)`` was given, validated and checked (:meth:`of`).
+
+    Attributes:
+        config: the validated config (a run name drawn when none is set).
+        components: its component slots, resolved once.
+        registries: where components are looked up, when validating the settings and when building.
+        classes: the Python classes given for slots, by slot.
+        given_makers: the train, val and test makers as given (None where another stands in).
+        makers: the makers the run uses: the given ones (val defaults to train, test to val), or the ``env``
+            setting's suite.
+        allow_traj_pickles: whether the default buffer reads ``.traj`` files (pickles, through a restricted
+            unpickler): this process's caller's choice (the CLI's ``--allow-traj-pickles``), never a config's.
+    """
+
+    config: ExperimentConfig
+    components: RunComponents
+    registries: Registries
+    classes: Mapping[str, UserClass]
+    given_makers: Makers
+    makers: Makers
+    allow_traj_pickles: bool
+
+    @classmethod
+    def of(
+        cls,
+        given: RunPlan | ExperimentConfig | Mapping[str, Any],
+        classes: Mapping[str, UserClass],
+        registries: Registries | None,
+        makers: Makers,
+        own_dataset: bool,
+        evaluation_only: bool,
+        allow_traj_pickles: bool | None,
+    ) -> RunInputs:
+        """Validates ``Experiment``'s arguments (the same names) and refuses, in one line, what cannot run
+        (:func:`check_runnable`); ``own_dataset``: a dataset was given. ``allow_traj_pickles`` None: allowed
+        when the config writes that format (``replay.save_trajs_as``)."""
+        check_classes(classes)
+        found = registries_of(given, registries)
+        config = experiment_config(given, found)
+        components = run_components(given, classes, found, config)
+        used = env_makers(makers, config, found)
+        allowed = (
+            config.replay.save_trajs_as == "traj" if allow_traj_pickles is None else bool(allow_traj_pickles)
+        )
+        role = ProcessRole.of(config)
+        check_runnable(
+            config,
+            used,
+            collects=collects_this_run(config, role, evaluation_only),
+            learns_from_default_buffer=not evaluation_only and role.learns and not own_dataset,
+            allow_traj_pickles=allowed,
+        )
+        return cls(config, components, found, dict(classes), makers, used, allowed)
 
 
-def take_component_classes(settings: dict[str, Any]) -> dict[str, UserClass]:
-    """Removes the classes given for component slots (``traj_encoder_type=MyEncoder``) from ``settings``;
-    returns them by slot (``traj_encoder``)."""
-    return {
-        SLOT_NAMES[key]: settings.pop(key)
-        for key in list(settings)
-        if key in SLOT_NAMES and is_python_component(settings[key])
-    }
+def unknown_keyword_line(names: list[str]) -> str:
+    """The one line refusing keywords that are no parameter of ``Experiment`` (AMAGO's flat settings, say): where
+    the setting goes in the config, and that ``amago.Experiment`` takes AMAGO's flat keywords."""
+    name = names[0]
+    paths = {
+        f"{section}.{field}"
+        for section, info in ExperimentConfig.model_fields.items()
+        for field in getattr(info.annotation, "model_fields", {})
+    } | set(ExperimentConfig.model_fields)
+    by_last = {path.rsplit(".", 1)[-1]: path for path in sorted(paths)}
+    match = closest(name, by_last)
+    where = f" (the config key {by_last[match]})" if match is not None else ""
+    return (
+        f"Experiment() got the keyword {name!r}, which is no parameter of amago_core's Experiment: give settings in "
+        f"its plan or config{where}, or use amago.Experiment (from amago import Experiment), which takes AMAGO's "
+        "flat keywords."
+    )
+
+
+def check_classes(classes: Mapping[str, UserClass]) -> None:
+    """Refuses a class given for a slot that does not exist (the slots are ``traj_encoder``, ``agent``...)."""
+    for slot in classes:
+        if slot not in SLOT_GROUPS:
+            hint = closest(slot.removesuffix("_type").removesuffix("_wrapper"), SLOT_GROUPS)
+            msg = f"classes={{{slot!r}: ...}} names no component slot; the slots are {', '.join(SLOT_GROUPS)}"
+            raise ValueError(msg + (f" (did you mean {hint!r}?)" if hint else ""))
 
 
 def registries_of(config: Any, given: Registries | None) -> Registries:
@@ -50,24 +120,18 @@ def registries_of(config: Any, given: Registries | None) -> Registries:
     return installed_registries()
 
 
-def built_as_planned(given: Any, settings: Mapping[str, Any], registries: Registries) -> TypeGuard[RunPlan]:
-    """Whether ``Experiment(given, **settings)`` builds a plan as planned: no keywords over it, and the
-    registries it was validated against."""
-    return isinstance(given, RunPlan) and not settings and registries is registries_of(given, None)
+def built_as_planned(given: Any, registries: Registries) -> TypeGuard[RunPlan]:
+    """Whether ``Experiment(given)`` builds a plan as planned: against the registries it was validated with."""
+    return isinstance(given, RunPlan) and registries is registries_of(given, None)
 
 
 def experiment_config(
-    config: RunPlan | ExperimentConfig | Mapping[str, Any] | None,
-    settings: Mapping[str, Any],
-    registries: Registries,
+    config: RunPlan | ExperimentConfig | Mapping[str, Any], registries: Registries
 ) -> ExperimentConfig:
-    """The validated config of ``Experiment(config, **settings)``: the flat keywords over ``config`` (or planned
-    like the CLI plans a run when there is none), every name looked up in ``registries``, with a run name drawn
-    when none is set; a plan :func:`built_as_planned` is used as it is (validated and resolved already)."""
-    if built_as_planned(config, settings, registries):
+    """The validated config of ``Experiment(config)``, every name looked up in ``registries``, with a run name
+    drawn when none is set; a plan :func:`built_as_planned` is used as it is (validated and resolved already)."""
+    if built_as_planned(config, registries):
         resolved = config.config
-    elif config is None:
-        resolved = resolve_config(flags=flat_to_tree(settings), registries=registries)
     else:
         plain = config.config if isinstance(config, RunPlan) else config
         base = (
@@ -75,7 +139,7 @@ def experiment_config(
             if isinstance(plain, ExperimentConfig)
             else ExperimentConfig.validate_with(plain, registries)
         )
-        resolved = with_settings(base, settings, registries=registries).resolved(registries)
+        resolved = base.resolved(registries)
     if resolved.run.name is None:
         resolved = resolved.model_copy(
             update={"run": resolved.run.model_copy(update={"name": default_run_name(resolved)})}
@@ -84,16 +148,11 @@ def experiment_config(
 
 
 def run_components(
-    given: Any,
-    settings: Mapping[str, Any],
-    classes: Mapping[str, UserClass],
-    registries: Registries,
-    config: ExperimentConfig,
+    given: Any, classes: Mapping[str, UserClass], registries: Registries, config: ExperimentConfig
 ) -> RunComponents:
-    """The components of ``Experiment(given, **settings)``: the plan's own when it builds exactly that plan (no
-    keywords, no Python classes, the plan's registries), so nothing is resolved twice; else ``config``'s,
-    resolved here once."""
-    if built_as_planned(given, settings, registries) and not classes:
+    """The components of ``Experiment(given, classes=classes)``: the plan's own when it builds exactly that plan (no
+    Python classes, the plan's registries), so nothing is resolved twice; else ``config``'s, resolved here once."""
+    if built_as_planned(given, registries) and not classes:
         return given.components
     return RunComponents.resolve(config, registries, classes)
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any, cast
 
@@ -23,6 +24,7 @@ from amago_core.config.experiment import ExperimentConfig
 from amago_core.config.sources import PROVENANCE_KEY
 from amago_core.data.dataset import RLDataset
 from amago_core.data.disk_buffer import DiskTrajDataset
+from amago_core.experiment import precision_probe
 from amago_core.experiment.fast_torch import tune_allocator
 from amago_core.experiment.hardware import PRECISIONS, Precision, PrecisionChoice, choose_precision
 from amago_core.experiment.processes import ProcessRole, default_torch_threads
@@ -82,6 +84,47 @@ def accelerate_precision(precision: Precision) -> Precision:
     the experiment's own autocasts decide per phase what runs in bf16 (``Experiment.training_caster``/``caster``)
     and an accelerate-wrapped forward would autocast the update whatever the start measured."""
     return "fp16" if precision == "fp16" else "no"
+
+
+def timed_precision(
+    choice: PrecisionChoice,
+    agent: torch.nn.Module,
+    spaces: tuple[Any, Any, Any],
+    config: ExperimentConfig,
+    accelerator: Accelerator,
+    *,
+    time_update: bool,
+) -> PrecisionChoice:
+    """``auto`` on native bf16: each phase in the precision an update and a policy step of this model measured
+    faster in (the main process measures; every process takes its decision).
+
+    Args:
+        choice: the pending choice.
+        agent: the run's agent.
+        spaces: its observation, previous-reward-and-action and action spaces.
+        config: the run's config (the batch, the sequence length, the actors, the policy threads).
+        accelerator: this process's accelerator.
+        time_update: whether this process trains (else only the policy step is timed).
+    """
+    decided: list[PrecisionChoice | None] = [None]
+    if accelerator.is_main_process:
+        obs_space, rl2_space, action_space = spaces
+        times = precision_probe.measure_phases(
+            agent,
+            obs_space=obs_space,
+            rl2_space=rl2_space,
+            action_space=action_space,
+            batch_size=config.optim.batch_size,
+            seq_len=config.run.max_seq_len,
+            acting_rows=config.rollout.parallel_actors,
+            device=accelerator.device,
+            policy_threads=config.rollout.policy_threads,
+            time_update=time_update,
+        )
+        decided = [choice.decided(times)]
+    if accelerator.num_processes > 1:
+        broadcast_object_list(decided)
+    return cast(PrecisionChoice, decided[0])
 
 
 def open_accelerator(config: ExperimentConfig, precision: Precision | None = None) -> Accelerator:
@@ -155,6 +198,35 @@ def default_dataset(
     )
 
 
+def prepare_dataset(
+    dataset: RLDataset | None,
+    config: ExperimentConfig,
+    components: RunComponents,
+    role: ProcessRole,
+    accelerator: Accelerator,
+    allow_traj_pickles: bool,
+) -> RLDataset:
+    """``Experiment.init_dsets``: the given dataset, or the default disk buffer with the config's relabeler,
+    configured for this process.
+
+    Raises:
+        ValueError: a relabeler is configured but the run was given its own dataset, which it cannot reach.
+    """
+    if dataset is None:
+        dataset = default_dataset(
+            config, components, accelerator.process_index, allow_traj_pickles=allow_traj_pickles
+        )
+    elif components.relabeler is not None:
+        msg = (
+            f"replay.relabeler is {components.relabeler.name!r}, but this run was given its own dataset, "
+            "which the relabeler cannot reach; pass the relabeler to that dataset "
+            "(DiskTrajDataset(..., relabeler=...)) or unset replay.relabeler."
+        )
+        raise ValueError(msg)
+    configure_dataset(dataset, config, role, accelerator)
+    return dataset
+
+
 def configure_dataset(
     dataset: RLDataset, config: ExperimentConfig, role: ProcessRole, accelerator: Accelerator
 ) -> None:
@@ -179,6 +251,22 @@ def relabel_seed(seed: int | None, process: int) -> int | None:
     if seed is None:
         return None
     return int(np.random.SeedSequence([seed, process, RELABEL_STREAM]).generate_state(1)[0])
+
+
+@contextlib.contextmanager
+def removing_new_folders(folders: Callable[[], list[Path]], on_failure: Callable[[], None]) -> Iterator[None]:
+    """On a failure inside, calls ``on_failure`` (the experiment closes), then removes the ``folders()`` that did
+    not exist on entry and hold no file (asked again then: several processes may have agreed on other ones), and
+    re-raises: a failed start leaves no empty run folder behind."""
+    existed = {path for path in folders() if path.exists()}
+    try:
+        yield
+    except BaseException:
+        on_failure()
+        for folder in folders():
+            if folder not in existed:
+                remove_empty_dirs(folder)
+        raise
 
 
 def remove_empty_dirs(root: Path) -> None:

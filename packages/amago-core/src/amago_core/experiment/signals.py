@@ -81,3 +81,52 @@ def stop_on_signals(on_first: Callable[[str], None], *, announce: bool = True) -
     finally:
         for sig, handler in previous.items():
             signal.signal(sig, handler)
+
+
+class StopState:
+    """Whether ``learn()`` should end early, and why: ``request_stop()``, a stop signal, or the time limit.
+
+    Args:
+        learn_seconds: seconds the current ``learn()`` has run (None outside it).
+        limit_minutes: ``schedule.max_minutes`` (None: no limit), read when checked.
+    """
+
+    def __init__(
+        self, learn_seconds: Callable[[], float | None], limit_minutes: Callable[[], float | None]
+    ) -> None:
+        self._learn_seconds, self._limit_minutes = learn_seconds, limit_minutes
+        self._requested = False
+        self._stopped_by: str | None = None
+
+    @property
+    def requested(self) -> bool:
+        """Whether the loop ends after the current epoch (a request, or every process agreed on a signal)."""
+        return self._requested
+
+    @property
+    def stopped_by(self) -> str | None:
+        """The signal (``SIGINT``/``SIGTERM``) or :data:`TIME_LIMIT` that ended the run early, if any."""
+        return self._stopped_by
+
+    def request(self) -> None:
+        """Ends the loop after the current epoch."""
+        self._requested = True
+
+    def on_signal(self, name: str) -> None:
+        """The first stop signal arrived (the handler :func:`stop_on_signals` is given)."""
+        self._stopped_by = name
+
+    def check_time_limit(self) -> None:
+        """Stops the run like a signal once ``max_minutes`` of the current ``learn()`` have passed."""
+        limit, seconds = self._limit_minutes(), self._learn_seconds()
+        if limit is not None and self._stopped_by is None and seconds is not None and seconds >= 60 * limit:
+            self._stopped_by = TIME_LIMIT
+
+    def stop_now(self, processes: int) -> bool:
+        """True when a stop signal asks the current step to be the last (one process; several processes finish
+        the epoch, so that none waits at a barrier for the others). The time limit ends the training loop only:
+        the test pass after it runs whole."""
+        self.check_time_limit()
+        if self._stopped_by == TIME_LIMIT and self._learn_seconds() is None:
+            return False
+        return self._stopped_by is not None and processes == 1

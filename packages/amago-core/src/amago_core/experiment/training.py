@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Iterator
+import time
+from collections.abc import Callable, Iterable, Iterator
 from typing import Any, cast
 
 from torch.utils.data import DataLoader, Dataset
@@ -57,3 +58,34 @@ def weighted_batches(loader: Iterable[Any]) -> Iterator[tuple[Batch, float]]:
                 )
                 raise TypeError(msg)
             yield pair[0], float(pair[1])
+
+
+def wait_until_ready(
+    dataset: RLDataset, stopped: Callable[[], bool], say: Callable[[str], None] | None
+) -> bool:
+    """Polls a dataset that another process fills (its new files) until it is ready to train on, or ``stopped()``;
+    ``say`` is told once what it waits for. Returns whether it is ready."""
+    announced = False
+    while not dataset.ready_for_training and not stopped():
+        if say is not None and not announced:
+            say(f"waiting for training data: {dataset.not_ready_reason()}")
+            announced = True
+        time.sleep(2.0)
+        rescan = getattr(dataset, "refresh", None) or dataset.on_end_of_collection
+        rescan()  # pick up the files other processes wrote meanwhile
+    return dataset.ready_for_training
+
+
+def end_of_collection(dataset: RLDataset, accelerator: Any) -> dict[str, Any]:
+    """Tells every process's dataset that the epoch's collection is over, once every process wrote its files;
+    returns the main process's dataset metrics ({} on the others).
+
+    The main process edits the buffer (FIFO deletions) first; the others only re-list it (its deletions,
+    everyone's new files) and move the same schedules as its call did (a mixture's weights).
+    """
+    accelerator.wait_for_everyone()
+    metrics = dataset.on_end_of_collection() if accelerator.is_main_process else {}
+    accelerator.wait_for_everyone()
+    if not accelerator.is_main_process:
+        dataset.on_end_of_collection()
+    return metrics

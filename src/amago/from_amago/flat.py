@@ -1,9 +1,10 @@
-"""AMAGO's flat ``Experiment`` keyword arguments, mapped onto the config tree by one table.
+"""AMAGO's flat ``Experiment`` keyword arguments, mapped onto the config tree by one table (``amago.Experiment``'s).
 
-``Experiment(learning_rate=3e-4, traj_encoder_type="mamba")`` is ``-o optim.learning_rate=3e-4
+``amago.Experiment(learning_rate=3e-4, traj_encoder_type="mamba")`` is ``-o optim.learning_rate=3e-4
 --traj-encoder mamba`` on the command line: both become the same :class:`ExperimentConfig`. Every section field
 is reachable by its own name (``batch_size`` -> ``optim.batch_size``); :data:`AMAGO_NAMES` adds AMAGO's
 spellings that differ from the config's. Nothing here holds a default: those live in the config models only.
+amago-core never reads a flat name: its ``Experiment`` takes a plan or a config.
 """
 
 from __future__ import annotations
@@ -14,7 +15,10 @@ from typing import Any
 
 from pydantic import BaseModel
 
+from amago_core.config.component import ComponentConfig
+from amago_core.config.components import UserClass
 from amago_core.config.experiment import SLOT_KEYS, ExperimentConfig
+from amago_core.config.resolve import RunPlan, plan_run
 from amago_core.config.sources import deep_merge
 from amago_core.plugins.registry import Registries
 from amago_core.suggest import did_you_mean
@@ -132,3 +136,40 @@ def with_settings(
         return config
     merged = deep_merge(config.model_dump(mode="json", exclude_unset=False), flat_to_tree(settings))
     return ExperimentConfig.validate_with(merged, registries)
+
+
+def is_python_component(value: Any) -> bool:
+    """A class or factory given for a component slot (as opposed to a name, a table or a config)."""
+    return callable(value) and not isinstance(value, str | Mapping | ComponentConfig)
+
+
+def take_component_classes(settings: dict[str, Any]) -> dict[str, UserClass]:
+    """Removes the classes given for component slots (``traj_encoder_type=MyEncoder``) from ``settings``;
+    returns them by slot (``traj_encoder``)."""
+    return {
+        SLOT_NAMES[key]: settings.pop(key)
+        for key in list(settings)
+        if key in SLOT_NAMES and is_python_component(settings[key])
+    }
+
+
+def flat_config(
+    config: RunPlan | ExperimentConfig | Mapping[str, Any] | None,
+    settings: Mapping[str, Any],
+    registries: Registries,
+) -> RunPlan | ExperimentConfig | Mapping[str, Any]:
+    """What core's ``Experiment`` is given for ``amago.Experiment(config, **settings)``: the flat keywords over
+    ``config`` (validated against ``registries``), ``config`` itself without keywords, or, without a config, the
+    plan the CLI would make of the keywords (suite preset under them, ``AMAGO_*`` variables).
+
+    Raises:
+        FlatNameError: an unknown name.
+        pydantic.ValidationError: a value the config refuses (located at its config path).
+    """
+    if config is None:
+        return plan_run(flags=flat_to_tree(settings), registries=registries)
+    if not settings:
+        return config
+    plain = config.config if isinstance(config, RunPlan) else config
+    base = plain if isinstance(plain, ExperimentConfig) else ExperimentConfig.validate_with(plain, registries)
+    return with_settings(base, settings, registries=registries)

@@ -1,0 +1,252 @@
+"""``amago.Experiment``: amago-core's ``Experiment`` with AMAGO's flat keyword arguments, attribute names and aliases.
+
+``amago.Experiment(run_name=..., learning_rate=3e-4, traj_encoder_type="mamba", make_train_env=...)`` maps AMAGO's
+flat keywords onto the config tree through one table (:mod:`amago.from_amago.flat`), so it and ``amago run -o
+optim.learning_rate=3e-4`` run the same experiment. The flat names also read as attributes
+(``experiment.batch_size``), AMAGO's aliases of the parts (``DEVICE``, ``optimizer``, ``train_envs``,
+``hidden_state``...) and checkpoint methods (``load_checkpoint``, ``resume_latest``...) are here, and settings change
+through :meth:`Experiment.apply_settings`. amago-core's ``Experiment`` takes a plan or a config, and refuses a flat
+keyword in one line that names this class.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from amago.from_amago.flat import (
+    SLOT_NAMES,
+    flat_config,
+    flat_names,
+    flat_value,
+    is_python_component,
+    take_component_classes,
+    with_settings,
+)
+from amago_core.config.experiment import ExperimentConfig
+from amago_core.config.resolve import RunPlan
+from amago_core.data.dataset import RLDataset
+from amago_core.experiment import experiment as core
+from amago_core.experiment.checkpoints import Progress, TrainingState
+from amago_core.experiment.counters import read_only
+from amago_core.experiment.pools import EnvMakers, RolePool
+from amago_core.experiment.run_checkpoints import NoUsableCheckpointError, RunCheckpoints
+from amago_core.experiment.run_inputs import registries_of
+from amago_core.experiment.safe_state import DamagedStateError
+from amago_core.plugins.registry import Registries
+
+if TYPE_CHECKING:
+    import torch
+
+
+class Experiment(core.Experiment):
+    """AMAGO's ``Experiment``: build, train, and evaluate an agent from AMAGO's flat keyword arguments.
+
+    Give the settings as AMAGO's flat keywords (``Experiment(run_name=..., max_seq_len=..., learning_rate=3e-4,
+    traj_encoder_type="mamba", make_train_env=...)``), as a plan or validated ``config``, or both (keywords win).
+    Every setting, its default and its meaning live in ``ExperimentConfig``; the keyword names map onto it through
+    one table (:mod:`amago.from_amago.flat`). Read settings through ``experiment.config`` (AMAGO's flat attribute
+    names, ``experiment.batch_size``, still read at run time); change them through :meth:`apply_settings` before
+    :meth:`start`, never by assignment (``experiment.epochs = 5`` is refused). Component slots
+    (``tstep_encoder_type``, ``traj_encoder_type``, ``agent_type``, ``exploration_wrapper_type``) also take
+    classes, as in AMAGO. Everything else is amago-core's ``Experiment`` (:meth:`start`, :meth:`learn`, the override
+    points).
+
+    Args:
+        config: a plan (``plan_run``), a validated config or its mapping; None: planned from the keywords like the
+            CLI does (suite preset under them, ``AMAGO_*`` variables).
+        dataset: where training sequences come from. None: a disk buffer at ``{dset_root}/{dset_name}``.
+        make_train_env: returns an ``AMAGOEnv``, or a list with one maker per actor. None: the ``env`` suite's.
+        make_val_env: like ``make_train_env``, for evaluation (never saved). None: ``make_train_env``.
+        make_test_env: for the final test (held-out tasks where the suite has them). None: ``make_val_env``.
+        registries: where components are looked up (default: the plan's, else the installed plugins).
+        evaluation_only: build only what evaluating a trained policy needs.
+        allow_traj_pickles: let the default buffer read ``.traj`` files (pickles; see amago-core's ``Experiment``).
+        **settings: AMAGO's ``Experiment`` parameters and the config fields by name.
+    """
+
+    def __init__(
+        self,
+        config: RunPlan | ExperimentConfig | Mapping[str, Any] | None = None,
+        *,
+        dataset: RLDataset | None = None,
+        make_train_env: EnvMakers | None = None,
+        make_val_env: EnvMakers | None = None,
+        make_test_env: EnvMakers | None = None,
+        registries: Registries | None = None,
+        evaluation_only: bool = False,
+        allow_traj_pickles: bool | None = None,
+        **settings: Any,
+    ) -> None:
+        classes = take_component_classes(settings)
+        found = registries_of(config, registries)
+        super().__init__(
+            flat_config(config, settings, found),
+            dataset=dataset,
+            make_train_env=make_train_env,
+            make_val_env=make_val_env,
+            make_test_env=make_test_env,
+            registries=found,
+            evaluation_only=evaluation_only,
+            allow_traj_pickles=allow_traj_pickles,
+            classes=classes,
+        )
+
+    # ---- AMAGO's flat settings -----------------------------------------------------------------------------
+    if not TYPE_CHECKING:  # to a type checker a misspelt attribute is an error, not Any
+
+        def __getattr__(self, name: str) -> Any:
+            # Called only for names that are not instance attributes: AMAGO's flat settings, read from the config.
+            config = self.__dict__.get("config")
+            if config is None or name not in flat_names():
+                msg = f"{type(self).__name__!r} object has no attribute {name!r}"
+                raise AttributeError(msg)
+            slot = SLOT_NAMES.get(name)
+            if slot is not None and slot in self.__dict__.get("classes", {}):
+                return self.classes[slot]
+            return flat_value(config, name)
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        if "config" in self.__dict__ and name in flat_names():
+            # A setting written as an attribute used to re-validate the whole config and rebuild every
+            # component on each write, and a misspelt one silently made a new attribute: settings are given once.
+            msg = (
+                f"experiment.{name} = ... does not change a setting; pass {name}=... to Experiment(...), or call "
+                f"experiment.apply_settings({name}=...) before start()"
+            )
+            raise AttributeError(msg)
+        object.__setattr__(self, name, value)
+
+    def apply_settings(self, **settings: Any) -> None:
+        """Changes settings by their flat names, validated like the constructor's (before :meth:`start` to
+        affect what it builds; ``epochs`` and the schedule also take effect in a running loop)."""
+        classes = dict(self.classes)
+        for key in [k for k in settings if k in SLOT_NAMES]:
+            if is_python_component(settings[key]):
+                classes[SLOT_NAMES[key]] = settings.pop(key)
+            else:
+                classes.pop(SLOT_NAMES[key], None)
+        self.use_config(with_settings(self.config, settings, registries=self.registries), classes)
+
+    # ---- AMAGO's names for what the parts hold -------------------------------------------------------------
+    @property
+    def DEVICE(self) -> torch.device:
+        """The device this process runs on."""
+        return _started(self.accelerator, "the accelerator, envs and model are built there").device
+
+    @property
+    def optimizer(self) -> torch.optim.Optimizer:
+        """The optimiser (``init_optimizer``'s, as accelerate prepared it)."""
+        return _started(self.learner, "the agent is built there").optimizer
+
+    @property
+    def lr_schedule(self) -> torch.optim.lr_scheduler.LRScheduler:
+        """The learning-rate warmup schedule."""
+        return _started(self.learner, "the agent is built there").lr_schedule
+
+    train_envs: RolePool | None = read_only(
+        "env_runner", "train_envs", "This process's train pool, if it collects."
+    )
+    hidden_state: Any = read_only("env_runner", "hidden_state", "The policy's memory in the train pool.")
+
+    @property
+    def frames_by_env_name(self) -> dict[str, int]:
+        """Env steps so far, by env name."""
+        return self.counters.frames_by_env_name
+
+    @property
+    def training_wall_seconds(self) -> float:
+        """Seconds :meth:`learn` has run over the whole run, resumes included (the records' wall time)."""
+        return self.counters.training_wall_seconds
+
+    @property
+    def wall_seconds(self) -> float | None:
+        """Seconds the last :meth:`learn` took (None before it ran)."""
+        return self.counters.wall_seconds
+
+    @property
+    def learn_start_counts(self) -> tuple[int, int]:
+        """``(total_frames, grad_update_counter)`` when the last :meth:`learn` began."""
+        return self.counters.learn_start_counts
+
+    @property
+    def best_val(self) -> tuple[float, int] | None:
+        """The best val average return of this session and its epoch (None before any validation)."""
+        return self.reports.best_val
+
+    def x_axis_metrics(self) -> dict[str, Any]:
+        """The x-axes attached to every record (frames, epoch, gradient steps, training wall time)."""
+        return self.reports.x_axes()
+
+    # ---- AMAGO's checkpoint methods (amago-core's part: ``experiment.checkpoints``) ---------------------------
+    def progress(self) -> Progress:
+        """How far the run got (what a training state records besides the model and optimiser)."""
+        return self._saved().progress()
+
+    def restore_progress(self, progress: Progress, *, next_epoch: bool = False) -> None:
+        """Sets the counters and the training clock from a recorded ``progress`` (``experiment.counters``)."""
+        self.counters.restore(progress, next_epoch=next_epoch)
+
+    def load_checkpoint(self, epoch: int, resume_training_state: bool = True) -> None:
+        """Loads the checkpoint of ``epoch``: the whole training state, or only the policy weights."""
+        if resume_training_state:
+            self.load_checkpoint_from_path(self._saved().state_of_epoch(epoch), is_accelerate_state=True)
+        else:
+            self.load_checkpoint_from_path(self.paths.policy_at(epoch), is_accelerate_state=False)
+            self.counters.at_epoch(epoch)
+
+    def load_checkpoint_from_path(self, path: str | Path, is_accelerate_state: bool = True) -> None:
+        """Loads a training-state folder (``is_accelerate_state``) or a policy weights file.
+
+        Raises:
+            FileNotFoundError: nothing at ``path``.
+            RefusedStateError: a folder of pickle files (never loaded), or a newer layout.
+            DamagedStateError: a file of the state is cut short or unreadable.
+        """
+        self._saved().load_path(path, whole_state=is_accelerate_state)
+
+    def load_training_state(self, state: TrainingState) -> None:
+        """Loads a read training state: the model, optimiser, schedule, random streams and counters."""
+        self._saved().apply(state)
+
+    def resume_latest(self) -> int | None:
+        """Loads the newest complete checkpoint and continues after its epoch; returns that epoch (or None).
+
+        A damaged or refused newer checkpoint is skipped with one line. Metrics logged after the loaded epoch
+        (work that is now redone) move out of ``metrics.jsonl``, so curves never run backwards. Call it after
+        :meth:`start`; ``start(resume=True)`` does the same and also continues the exploration schedule.
+        """
+        state = self._saved().newest_usable()
+        if state is None:
+            return None
+        try:
+            self.load_training_state(state)
+        except DamagedStateError as exc:
+            raise NoUsableCheckpointError(str(exc)) from exc
+        if self.logger is not None:
+            self.logger.rollback(after_epoch=state.progress.epoch)
+        self.counters.at_epoch(state.progress.epoch + 1)
+        return state.progress.epoch
+
+    def delete_buffer_from_disk(self) -> None:
+        """Deletes the replay buffer's FIFO files (main process)."""
+        accelerator = _started(self.accelerator, "the accelerator, envs and model are built there")
+        if accelerator.is_main_process:
+            if self.dataset is None:
+                msg = "no dataset: call start() before learn()"
+                raise RuntimeError(msg)
+            self.dataset.delete()
+
+    def _saved(self) -> RunCheckpoints:
+        return _started(self.checkpoints, "checkpoints need the accelerator")
+
+
+def _started(part: Any, why: str) -> Any:
+    if part is None:
+        msg = f"call Experiment.start() first: {why}"
+        raise RuntimeError(msg)
+    return part
+
+
+__all__ = ["Experiment"]
