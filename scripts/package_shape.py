@@ -2,8 +2,8 @@
 
 Writes the generated block of ``docs/packages.md`` (``--update``) or prints it. Everything is read from the
 source of truth: each ``pyproject.toml`` (description, internal dependencies, entry points) and the ``amago``
-command itself (which distribution's module defines each command and each ``amago run`` option), so the page
-cannot drift; ``tests/docs_commands/test_package_shape.py`` fails when it does.
+command itself (which distribution's module defines each command and each ``amago run`` / ``amago eval`` option),
+so the page cannot drift; ``tests/docs_commands/test_package_shape.py`` fails when it does.
 
     uv run python scripts/package_shape.py --update docs/packages.md
 """
@@ -54,8 +54,10 @@ def _name(requirement: str) -> str:
 
 
 def command_owners() -> tuple[dict[str, list[str]], dict[str, list[str]]]:
-    """Distribution -> the ``amago`` commands it defines, and -> the ``amago run`` options it adds."""
+    """Distribution -> the ``amago`` commands it defines, and -> the ``amago run`` / ``amago eval`` options it adds
+    (``run --budget``)."""
     from amago_core.cli import app as app_module
+    from amago_core.cli.eval_cmd import plugin_eval_options
     from amago_core.cli.run_cmd import plugin_run_options
 
     sources = sorted(
@@ -80,18 +82,26 @@ def command_owners() -> tuple[dict[str, list[str]], dict[str, list[str]]]:
         )
         commands.setdefault(owner(module), []).append(f"{group.name} …")
     options: dict[str, list[str]] = {}
-    for option in plugin_run_options():
-        declared = option.annotation.__metadata__[0]
-        flag = declared.param_decls[0] if declared.param_decls else f"--{option.name}"
-        options.setdefault(_option_owner(option.name, owner), []).append(flag)
+    for command, hook, added in (
+        ("run", "amago_run_options", plugin_run_options()),
+        ("eval", "amago_eval_options", plugin_eval_options()),
+    ):
+        for option in added:
+            declared = option.annotation.__metadata__[0]
+            # Annotated's `typer.Option("--flag")` keeps its first name as `default` until Typer reads it.
+            names = [
+                d for d in (declared.default, *declared.param_decls) if isinstance(d, str) and d[:1] == "-"
+            ]
+            flag = names[0] if names else f"--{option.name}"
+            options.setdefault(_option_owner(hook, option.name, owner), []).append(f"{command} {flag}")
     return commands, options
 
 
-def _option_owner(name: str, owner: Any) -> str:
-    """The distribution whose ``amago_run_options`` hook returned the option called ``name``."""
+def _option_owner(hook: str, name: str, owner: Any) -> str:
+    """The distribution whose ``hook`` (``amago_run_options``...) returned the option called ``name``."""
     from amago_core.hooks.manager import hook_manager
 
-    for impl in hook_manager().hook.amago_run_options.get_hookimpls():
+    for impl in getattr(hook_manager().hook, hook).get_hookimpls():
         if any(option.name == name for option in impl.function() or ()):
             return owner(impl.function.__module__)
     return "?"
@@ -120,7 +130,7 @@ def generate() -> str:
             for group, points in sorted(groups.items())
         )
         added = [f"`amago {command}`" for command in commands.get(name, [])]
-        added += [f"`amago run {flag}`" for flag in options.get(name, [])]
+        added += [f"`amago {flag}`" for flag in options.get(name, [])]
         where = folder.relative_to(ROOT).as_posix() or "."
         lines.append(
             f"| `{name}` | `{where}` | {project.get('description', '')} | {entries or '—'} | "

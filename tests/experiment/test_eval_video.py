@@ -13,13 +13,13 @@ from PIL import Image, ImageSequence
 from typer.testing import CliRunner
 
 from amago_core.cli.app import app
-from amago_core.experiment.video import VideoFramesError, VideoRequest, record_first_env, write_video
 from amago_core.rollout import AMAGOEnv, EnvCreator
 from amago_core.rollout.pools.async_pool import AsyncPool
 from amago_core.rollout.pools.sync import SyncPool
 from amago_envs.suites import grid_frames
 from amago_envs.suites.specs import TMAZE
 from amago_envs.suites.tmaze import RIGHT, UP, TMaze
+from amago_tools.video import VideoFramesError, VideoRequest, record_first_env, write_video
 
 runner = CliRunner()
 CORRIDOR = 3  # the tiny job's T-Maze
@@ -77,7 +77,7 @@ def test_eval_records_episodes_as_mp4_then_gif_without_imageio(tiny_job, tmp_pat
     unavailable = runner.invoke(app, ["eval", str(run_dir), "--video", "--video-format", "mp4"])
     assert unavailable.exit_code == 2
     assert unavailable.stderr.count("\n") == 1
-    assert 'pip install "amago-core[video]"' in unavailable.stderr
+    assert 'pip install "amago-tools[video]"' in unavailable.stderr
 
 
 def _tmaze(render_mode: str | None = "rgb_array") -> AMAGOEnv:

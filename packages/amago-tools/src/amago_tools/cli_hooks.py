@@ -7,11 +7,11 @@ runs.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from amago_core.hooks.specs import RunOption, RunRequest, hookimpl
+from amago_core.hooks.specs import EvalRequest, RunOption, RunRequest, hookimpl
 
 
 @hookimpl
@@ -59,6 +59,40 @@ def amago_after_run(run_dir: Path, config: dict[str, Any]) -> Sequence[Path] | N
     from amago_tools.plotting import plot_finished_run
 
     return plot_finished_run(run_dir)
+
+
+@hookimpl
+def amago_eval_options() -> list[RunOption]:
+    """Adds ``--video``, ``--video-episodes`` and ``--video-format`` to ``amago eval``."""
+    from amago_tools.eval_video import eval_options
+
+    return eval_options()
+
+
+@hookimpl
+def amago_eval_begin(request: EvalRequest) -> None:
+    """Checks ``--video-format`` before the run is loaded (mp4 needs imageio-ffmpeg)."""
+    from amago_tools.eval_video import check_video_options
+
+    check_video_options(request)
+
+
+@hookimpl
+def amago_eval_test_makers(
+    request: EvalRequest,
+) -> Callable[[list[Callable[[], Any]]], Sequence[Callable[[], Any]]] | None:
+    """With ``--video``: test env 0 records its first episodes to ``RUN_DIR/videos``."""
+    from amago_tools.eval_video import recording_makers
+
+    return recording_makers(request)
+
+
+@hookimpl
+def amago_eval_end(request: EvalRequest) -> Mapping[str, Any] | None:
+    """With ``--video``: the recorded files (``videos`` in the printed JSON, and to wandb when the run uses it)."""
+    from amago_tools.eval_video import recorded_videos
+
+    return recorded_videos(request)
 
 
 @hookimpl

@@ -83,7 +83,7 @@ def doctor_command(
 
 
 app.command("run")(run_cmd.with_run_options(run_cmd.run_command, run_cmd.plugin_run_options()))
-app.command("eval")(eval_cmd.eval_command)
+app.command("eval")(eval_cmd.with_eval_options())
 
 
 def _add_plugin_commands() -> None:

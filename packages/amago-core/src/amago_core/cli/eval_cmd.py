@@ -1,24 +1,25 @@
 """`amago eval`: use a finished (or running) run folder. torch is imported only inside command bodies.
 
-`amago eval` never needs wandb or an API key: when the run logged to wandb, its test metrics (and videos) are
-added to that wandb run if wandb is usable here, and otherwise stay in the run folder, said in one line.
+`amago eval` never needs wandb or an API key: when the run logged to wandb, its test metrics (and a plugin's files,
+amago-tools' videos) are added to that wandb run if wandb is usable here, and otherwise stay in the run folder,
+said in one line. Plugins add options (hook ``amago_eval_options``) and act on the evaluation through the eval
+hooks (``amago_eval_begin``, ``amago_eval_test_makers``, ``amago_eval_end``).
 """
 
 from __future__ import annotations
 
 import json
 import sys
+from dataclasses import replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any, Literal
+from typing import Annotated, Any, Literal
 
 import typer
 
 from amago_core.cli.errors import DebugFlag, debugging, fail_on_config_error, one_line_errors
 from amago_core.cli.output import fail, print_json
-from amago_core.cli.run_cmd import cli_flags, experiment_or_fail
-
-if TYPE_CHECKING:
-    from amago_core.experiment.video import VideoFormat
+from amago_core.cli.run_cmd import cli_flags, experiment_or_fail, plugin_options, with_options
+from amago_core.hooks.specs import EvalRequest, RunOption
 
 RunDir = Annotated[Path, typer.Argument(help="A run folder: {ckpt_base_dir}/{run_name}.")]
 
@@ -33,22 +34,6 @@ def eval_command(
     epoch: Annotated[
         int | None, typer.Option("--epoch", help="Weights of this epoch (default: latest).")
     ] = None,
-    video: Annotated[
-        bool,
-        typer.Option(
-            "--video",
-            help="Record episodes of test env 0 to RUN_DIR/videos (and to wandb when the run uses it).",
-        ),
-    ] = False,
-    video_episodes: Annotated[
-        int, typer.Option("--video-episodes", min=1, help="Episodes to record with --video.")
-    ] = 1,
-    video_format: Annotated[
-        str,
-        typer.Option(
-            "--video-format", help="auto (mp4 when imageio-ffmpeg is installed, else gif), mp4 or gif."
-        ),
-    ] = "auto",
     tasks: Annotated[
         str,
         typer.Option(
@@ -58,11 +43,14 @@ def eval_command(
         ),
     ] = "test",
     debug: DebugFlag = False,
+    **plugin_options: Any,
 ) -> None:
     """Evaluate a run's policy (latest weights unless --epoch) and print the metrics as JSON.
 
     The JSON's ``tasks`` entry says which tasks were used (``choice`` and the suite's description of them).
     """
+    # Every option by name, taken first (only the parameters are local yet), for the plugins' eval hooks.
+    options = {name: value for name, value in locals().items() if name != "plugin_options"}
     from pydantic import ValidationError
 
     from amago_core.config.sources import ConfigSourceError, load_config
@@ -76,7 +64,12 @@ def eval_command(
             )
         fail(f"{run_dir} has no config.resolved.json; pass a run folder ({{ckpt_base_dir}}/{{run_name}})")
     tasks = _tasks_or_fail(tasks)
-    fmt = _video_format_or_fail(video_format) if video else None
+    # Only the run's own test split logs as `test/`; other tasks get their own section, so that
+    # `amago compare` never takes a pass on training or held-out tasks for the run's test result.
+    section = "test" if tasks == "test" else f"test-{tasks}"
+    request = EvalRequest(options={**options, **plugin_options}, run_dir=run_dir, section=section)
+    hooks = _hooks()
+    hooks.amago_eval_begin(request=request)
     record = _read_record(resolved_file)
     logging_section = record.get("logging")
     trained_with_wandb = isinstance(logging_section, dict) and bool(logging_section.get("log_to_wandb"))
@@ -93,7 +86,7 @@ def eval_command(
     debug = debugging(debug)
     experiment = experiment_or_fail(config, debug, evaluation_only=True)
     make_env, used_tasks = _task_env_or_fail(experiment.make_test_env, tasks)
-    videos: list[Path] = []
+    added: dict[str, Any] = {}
     with one_line_errors(debug):
         experiment.start()
         try:
@@ -106,33 +99,53 @@ def eval_command(
             trained_epoch = _take_trained_progress(experiment, epoch)
             _add_eval_backends(experiment, run_dir, record, trained_with_wandb)
             steps = timesteps or config.schedule.val_timesteps_per_epoch
-            request = None
-            if fmt is not None:
-                from amago_core.experiment.video import VIDEO_FOLDER, VideoRequest
-
-                label = trained_epoch if trained_epoch is not None else "latest"
-                request = VideoRequest(
-                    experiment.paths.root / VIDEO_FOLDER, f"epoch_{label}", video_episodes, fmt
-                )
-            # Only the run's own test split logs as `test/`; other tasks get their own section, so that
-            # `amago compare` never takes a pass on training or held-out tasks for the run's test result.
-            section = "test" if tasks == "test" else f"test-{tasks}"
-            metrics: dict[str, Any] = experiment.evaluate_test(
-                make_env, steps, episodes=episodes, video=request, section=section
+            request = replace(
+                request,
+                epoch=trained_epoch,
+                log_files=lambda kind, paths: experiment.reports.files(kind, paths, section),
             )
-            if request is not None:
-                videos = request.written()
-                if len(videos) < video_episodes:
-                    sys.stderr.write(
-                        f"amago: warning: recorded {len(videos)} of {video_episodes} episode(s): test env 0 "
-                        f"finished only {len(videos)} within the evaluation; raise --timesteps\n"
-                    )
+            wrappers = list(reversed(hooks.amago_eval_test_makers(request=request)))  # in install order
+            metrics: dict[str, Any] = experiment.evaluate_test(
+                make_env,
+                steps,
+                episodes=episodes,
+                wrap_test_makers=_chained(wrappers) if wrappers else None,
+                section=section,
+            )
+            for entries in reversed(hooks.amago_eval_end(request=request, metrics=metrics)):
+                added.update(entries)
         finally:
             experiment.close()
-    if video:
-        metrics["videos"] = [str(path) for path in videos]
+    metrics.update(added)
     metrics["tasks"] = used_tasks
     print_json(metrics)
+
+
+def plugin_eval_options() -> list[RunOption]:
+    """The options installed plugins add to `amago eval` (hook ``amago_eval_options``), in plugin order."""
+    return plugin_options("amago_eval_options", eval_command, "eval")
+
+
+def with_eval_options() -> Any:
+    """``amago eval`` with the options installed plugins add, before ``--debug``."""
+    return with_options(eval_command, eval_command, plugin_eval_options())
+
+
+def _hooks() -> Any:
+    from amago_core.hooks.manager import hook_manager
+
+    return hook_manager().hook
+
+
+def _chained(wrappers: list[Any]) -> Any:
+    """One maker wrapper applying ``wrappers`` in turn."""
+
+    def chained(makers: list[Any]) -> list[Any]:
+        for wrap in wrappers:
+            makers = list(wrap(makers))
+        return makers
+
+    return chained
 
 
 def _tasks_or_fail(tasks: str) -> str:
@@ -173,15 +186,6 @@ def _task_env_or_fail(make_test_env: Any, tasks: str) -> tuple[Any, dict[str, An
         return make_test_env, entry
     split: Literal["train", "val"] = "train" if tasks == "train" else "val"
     return replace(make_test_env, split=split), entry
-
-
-def _video_format_or_fail(requested: str) -> VideoFormat:
-    from amago_core.experiment.video import resolve_format
-
-    try:
-        return resolve_format(requested)
-    except ValueError as exc:
-        fail(str(exc))
 
 
 def _read_record(resolved_file: Path) -> dict[str, Any]:

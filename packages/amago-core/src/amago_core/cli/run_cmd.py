@@ -325,20 +325,25 @@ def traj_pickles_allowed(plan: RunPlan, flag: bool) -> bool:
 
 
 def plugin_run_options() -> list[RunOption]:
-    """The options installed plugins add to `amago run` (hook ``amago_run_options``), in plugin order.
+    """The options installed plugins add to `amago run` (hook ``amago_run_options``), in plugin order."""
+    return plugin_options("amago_run_options", run_command, "run")
 
-    A name that `amago run` or an earlier plugin already has is left out with a one-line warning naming the
+
+def plugin_options(hook: str, command: Callable[..., None], name: str) -> list[RunOption]:
+    """The options installed plugins add to the command ``name`` through ``hook``, in plugin order.
+
+    A name that ``command`` or an earlier plugin already has is left out with a one-line warning naming the
     plugin: the command stays usable, and the author learns which option to rename.
     """
     from amago_core.hooks.manager import hook_manager, warn_once
 
-    taken = set(inspect.signature(run_command).parameters)
+    taken = set(inspect.signature(command).parameters)
     chosen: list[RunOption] = []
-    for plugin, options in hook_manager().call_each("amago_run_options"):
+    for plugin, options in hook_manager().call_each(hook):
         for option in options or ():
             if option.name in taken:
                 warn_once(  # `run` and `config show` both ask: said once
-                    f"amago: warning: plugin {plugin} adds a `run` option {option.name!r} that another already "
+                    f"amago: warning: plugin {plugin} adds a `{name}` option {option.name!r} that another already "
                     "has; it was left out (rename it in that plugin).\n"
                 )
                 continue
@@ -352,7 +357,19 @@ def with_run_options(
 ) -> Callable[..., None]:
     """``command`` with the options of `amago run` (amago's own, minus ``drop``, and the plugins' ``extra``,
     before ``--debug``), so every command taking them shares one definition."""
-    signature = inspect.signature(run_command, eval_str=True)
+    return with_options(command, run_command, extra, drop=drop)
+
+
+def with_options(
+    command: Callable[..., None],
+    own_from: Callable[..., None],
+    extra: list[RunOption],
+    *,
+    drop: tuple[str, ...] = (),
+) -> Callable[..., None]:
+    """``command`` with the options of ``own_from`` (minus ``drop``) and the plugins' ``extra`` before ``--debug``;
+    the plugins' values reach ``command`` as keywords (its ``**plugin_options``)."""
+    signature = inspect.signature(own_from, eval_str=True)
     own = [p for p in signature.parameters.values() if p.kind is not p.VAR_KEYWORD and p.name not in drop]
     added = [
         inspect.Parameter(o.name, inspect.Parameter.KEYWORD_ONLY, default=o.default, annotation=o.annotation)
@@ -365,12 +382,12 @@ def with_run_options(
     )
 
     @functools.wraps(command)
-    def with_options(**values: Any) -> None:
+    def wrapped(**values: Any) -> None:
         command(**values)
 
-    with_options.__signature__ = signature.replace(parameters=params)  # type: ignore[attr-defined]
-    with_options.__annotations__ = {p.name: p.annotation for p in params} | {"return": None}
-    return with_options
+    wrapped.__signature__ = signature.replace(parameters=params)  # type: ignore[attr-defined]
+    wrapped.__annotations__ = {p.name: p.annotation for p in params} | {"return": None}
+    return wrapped
 
 
 def config_show_command(**options: Any) -> None:

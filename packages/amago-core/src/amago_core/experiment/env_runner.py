@@ -24,9 +24,8 @@ from amago_core.config.components import RunComponents
 from amago_core.config.experiment import ExperimentConfig
 from amago_core.experiment.collectors import Collector
 from amago_core.experiment.metrics import finished_episodes, policy_metrics, train_return_metrics
-from amago_core.experiment.pools import EnvMakers, Role, RolePool, build_pool, makers_per_actor
+from amago_core.experiment.pools import EnvMakers, MakersWrapper, Role, RolePool, build_pool, makers_per_actor
 from amago_core.experiment.processes import average_over_processes, gather
-from amago_core.experiment.video import VideoRequest, record_first_env
 
 Interact = Callable[..., tuple[Any, Any, dict[str, Any]]]
 """The rollout loop the runner is handed: ``Experiment.interact``'s signature, returning ``(hidden_state,
@@ -220,7 +219,7 @@ class EnvRunner:
         render: bool = False,
         save_trajs_to: Path | None = None,
         episodes: int | None = None,
-        video: VideoRequest | None = None,
+        wrap_makers: MakersWrapper | None = None,
     ) -> dict[str, float]:
         """One evaluation on a fresh test pool (closed afterwards); this process's metrics.
 
@@ -230,11 +229,10 @@ class EnvRunner:
             render: call the pool's ``render()`` after every step.
             save_trajs_to: write the finished trajectories to this folder.
             episodes: stop once this many episodes finished.
-            video: record the first episodes of test env 0 as files.
+            wrap_makers: changes this process's env makers (one per actor) before the pool is built.
         """
-        if video is not None:
-            video.clear()
-            make_test_env = record_first_env(self.actor_makers(make_test_env, "test"), video)
+        if wrap_makers is not None:
+            make_test_env = wrap_makers(self.actor_makers(make_test_env, "test"))
         envs = self.pool(make_test_env, "test", save_trajs_to)
         try:
             start = time.perf_counter()

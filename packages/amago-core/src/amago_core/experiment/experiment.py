@@ -40,7 +40,7 @@ from amago_core.experiment.learner import Learner
 from amago_core.experiment.logger import RunLogger
 from amago_core.experiment.metrics import AVERAGE_RETURN_KEY
 from amago_core.experiment.optimizers import default_optimizer
-from amago_core.experiment.pools import EnvMakers, RolePool
+from amago_core.experiment.pools import EnvMakers, MakersWrapper, RolePool
 from amago_core.experiment.processes import ProcessRole, average_over_processes, gather, torch_threads_while
 from amago_core.experiment.progress import stderr_is_tty
 from amago_core.experiment.provenance import run_record, summary_lines, write_run_files
@@ -57,7 +57,6 @@ from amago_core.experiment.run_dir import (
 from amago_core.experiment.session import RunSession
 from amago_core.experiment.signals import TIME_LIMIT, StopState, stop_on_signals
 from amago_core.experiment.training import end_of_collection, train_loader, wait_until_ready, weighted_batches
-from amago_core.experiment.video import VideoRequest
 from amago_core.plugins.registry import Registries
 from amago_core.rollout.spaces import PolicySpaces
 
@@ -383,26 +382,29 @@ class Experiment:
         render: bool = False,
         save_trajs_to: str | Path | None = None,
         episodes: int | None = None,
-        video: VideoRequest | None = None,
+        wrap_test_makers: MakersWrapper | None = None,
         section: str = "test",
     ) -> dict[str, float]:
         """One-off evaluation on new envs (:meth:`EnvRunner.test`); logs under ``section/`` and returns this
         process's metrics.
 
-        ``render`` calls the pool's ``render()`` after every step; ``video`` records the first episodes of test
-        env 0 (main process only) as files, also logged as ``test/videos`` to backends that take videos (wandb).
-        ``section`` is ``test`` for the run's test split; ``amago eval --tasks unseen`` logs ``test-unseen``, so
-        that a pass on other tasks never passes for the run's test result.
+        ``render`` calls the pool's ``render()`` after every step. ``section`` is ``test`` for the run's test
+        split; ``amago eval --tasks unseen`` logs ``test-unseen``, so that a pass on other tasks never passes for
+        the run's test result. ``wrap_test_makers`` changes the test env makers (one per actor) in the main
+        process only, before the pool is built (amago-tools records env 0's episodes with it: one process
+        records).
         """
-        if not self._accelerator.is_main_process:
-            video = None  # one process records
+        wrap = wrap_test_makers if self._accelerator.is_main_process else None
         save_to = Path(save_trajs_to) if save_trajs_to else None
         metrics = self._runner().test(
-            make_test_env, timesteps, render=render, save_trajs_to=save_to, episodes=episodes, video=video
+            make_test_env,
+            timesteps,
+            render=render,
+            save_trajs_to=save_to,
+            episodes=episodes,
+            wrap_makers=wrap,
         )
         self.reports.evaluated(section, average_over_processes(self._accelerator, metrics))
-        if video is not None and (written := video.written()):
-            self.reports.videos(written, section)
         return metrics
 
     # ---- learning ------------------------------------------------------------------------------------------

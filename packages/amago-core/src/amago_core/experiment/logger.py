@@ -1,8 +1,8 @@
 """``RunLogger``: sends metrics records to every log backend the hooks contribute (JSONL always; amago-wandb's
 when ``logging.log_to_wandb``).
 
-Videos go only to backends with a ``log_videos(key, paths, x_axes)`` method (wandb); the files themselves stay
-in the run folder, which is the local record.
+Files (amago-tools' videos) go only to backends with a ``log_{kind}(key, paths, *, x_axes)`` method (amago-wandb's
+``log_videos``); the files themselves stay in the run folder, which is the local record.
 """
 
 from __future__ import annotations
@@ -99,12 +99,13 @@ class RunLogger:
         """Adds a backend after start-up (``amago eval`` adds the training run's resumed wandb run)."""
         self.backends.append(backend)
 
-    def log_videos(self, paths: Sequence[Path], section: str, x_axes: Mapping[str, Any]) -> None:
-        """Sends video files as ``{section}/videos`` (with the x-axes) to every backend that takes videos."""
+    def log_files(self, kind: str, paths: Sequence[Path], section: str, x_axes: Mapping[str, Any]) -> None:
+        """Sends files of one ``kind`` as ``{section}/{kind}`` (with the x-axes) to every backend with a
+        ``log_{kind}(key, paths, *, x_axes)`` method (``videos``: amago-wandb's ``log_videos``)."""
         for backend in self.backends:
-            log_videos = getattr(backend, "log_videos", None)
-            if callable(log_videos):
-                log_videos(f"{section}/videos", list(paths), x_axes=dict(x_axes))
+            log = getattr(backend, f"log_{kind}", None)
+            if callable(log):
+                log(f"{section}/{kind}", list(paths), x_axes=dict(x_axes))
 
     def rollback(self, after_epoch: int) -> None:
         """Tells each backend that can take records back to drop those of epochs after ``after_epoch``.

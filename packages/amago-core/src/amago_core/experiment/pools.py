@@ -27,6 +27,9 @@ NEVER_SPLIT = 10**9
 EnvMakers = Callable[[], Any] | Sequence[Callable[[], Any]]
 """What the Python API takes for an env: one maker (repeated per actor) or one maker per actor."""
 
+MakersWrapper = Callable[[list[Callable[[], Any]]], Sequence[Callable[[], Any]]]
+"""Changes the env makers of one pool (one per actor), e.g. to record env 0 (``evaluate_test(wrap_test_makers=)``)."""
+
 
 def makers_per_actor(make_env: EnvMakers, n: int, what: str) -> list[Callable[[], Any]]:
     """``make_env`` as ``n`` makers: a suite's own per-actor makers, one maker repeated, or the list as given.

@@ -104,10 +104,10 @@ class RunReports:
             self._best_val = (float(value), epoch)
         hook_manager().hook.amago_on_evaluation(experiment=self._view, split=split, metrics=metrics)
 
-    def videos(self, paths: Sequence[Path], section: str) -> None:
-        """Sends recorded videos to the backends that take them."""
+    def files(self, kind: str, paths: Sequence[Path], section: str) -> None:
+        """Sends files of one ``kind`` (``videos``) to the backends that take them (:meth:`RunLogger.log_files`)."""
         if self._logger is not None:
-            self._logger.log_videos(paths, section, self.x_axes())
+            self._logger.log_files(kind, paths, section, self.x_axes())
 
     def new_epoch(self) -> None:
         """An epoch begins: its records start empty."""

@@ -3,6 +3,7 @@
 from amago_core.hooks.manager import HookManager, hook_manager, reset_hook_manager
 from amago_core.hooks.specs import (
     AmagoHookSpecs,
+    EvalRequest,
     LogBackend,
     RunOption,
     RunRequest,
@@ -13,6 +14,7 @@ from amago_core.hooks.specs import (
 
 __all__ = [
     "AmagoHookSpecs",
+    "EvalRequest",
     "HookManager",
     "LogBackend",
     "RunOption",

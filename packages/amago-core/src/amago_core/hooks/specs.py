@@ -19,7 +19,7 @@ every plugin. Hook modules are imported when the CLI starts, so they must stay c
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
@@ -74,10 +74,12 @@ class RunView(Protocol):
 
 @dataclass(frozen=True)
 class RunOption:
-    """One option a plugin adds to ``amago run`` (and to ``amago config show``, which takes the same options).
+    """One option a plugin adds to ``amago run`` (and to ``amago config show``, which takes the same options)
+    through ``amago_run_options``, or to ``amago eval`` through ``amago_eval_options``.
 
     Attributes:
-        name: the Python parameter name; its value reaches the run hooks as ``RunRequest.options[name]``.
+        name: the Python parameter name; its value reaches the run hooks as ``RunRequest.options[name]`` (the
+            eval hooks: ``EvalRequest.options[name]``).
         annotation: the Typer declaration, e.g. ``Annotated[str | None, typer.Option("--seeds", help=...)]``.
         default: the value when the option is not given (None: "not given", which the run hooks can test).
     """
@@ -105,6 +107,32 @@ class RunRequest:
     argv: Sequence[str] = field(default_factory=tuple)
     plan: Any = None
     resolved: Any = None
+
+
+def _no_backends(kind: str, paths: Sequence[Path]) -> None:
+    """``EvalRequest.log_files`` before the evaluation's backends are open: nothing takes files yet."""
+
+
+@dataclass(frozen=True)
+class EvalRequest:
+    """What ``amago eval`` was asked, as the eval hooks see it.
+
+    Attributes:
+        options: every option of the command by parameter name (amago's own and every plugin's), as given.
+        run_dir: the run folder evaluated.
+        section: where the metrics are logged: ``test``, or ``test-<tasks>`` for ``--tasks`` other than test.
+        epoch: the epoch of the evaluated weights (``--epoch``, or the newest training state's); None in
+            ``amago_eval_begin``, and when no training state says it.
+        log_files: ``log_files(kind, paths)`` sends files to the evaluation's backends that take files of that
+            kind, as ``{section}/{kind}`` with the weights' x-axes (amago-wandb takes ``videos``); does nothing
+            in ``amago_eval_begin``.
+    """
+
+    options: Mapping[str, Any]
+    run_dir: Path
+    section: str = "test"
+    epoch: int | None = None
+    log_files: Callable[[str, Sequence[Path]], None] = _no_backends
 
 
 class AmagoHookSpecs:
@@ -184,6 +212,29 @@ class AmagoHookSpecs:
         """Called by ``amago run`` once ``request.plan`` is resolved and sized, before anything is written: run
         the plan your own way and return the exit code (for example one child run per seed), or None to let
         ``amago run`` train it."""
+
+    @hookspec
+    def amago_eval_options(self) -> Sequence[RunOption] | None:
+        """Options this plugin adds to ``amago eval`` (read when the CLI is built), after amago's own. A name
+        amago's own options or another plugin already use is refused with one line naming both."""
+
+    @hookspec
+    def amago_eval_begin(self, request: EvalRequest) -> None:
+        """Called by ``amago eval`` once the run folder and ``--tasks`` are checked, before the run is loaded:
+        check your options' values here (exit with ``amago_core.cli.output.fail``)."""
+
+    @hookspec
+    def amago_eval_test_makers(
+        self, request: EvalRequest
+    ) -> Callable[[list[Callable[[], Any]]], Sequence[Callable[[], Any]]] | None:
+        """Called by ``amago eval`` once the weights are loaded (``request.epoch`` is theirs), before the
+        evaluation: a function taking the test env makers (one per actor) and returning those to evaluate in
+        (amago-tools: env 0 recorded), or None. Several plugins' functions apply in install order."""
+
+    @hookspec
+    def amago_eval_end(self, request: EvalRequest, metrics: dict[str, Any]) -> Mapping[str, Any] | None:
+        """Called by ``amago eval`` after the evaluation, before the run closes (``request.log_files`` reaches
+        its backends): entries to add to the printed JSON (amago-tools: ``videos``), or None."""
 
     @hookspec
     def amago_after_run(self, run_dir: Path, config: dict[str, Any]) -> Sequence[Path] | None:

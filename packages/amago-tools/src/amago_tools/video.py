@@ -1,6 +1,6 @@
 """Videos of test episodes: env 0 of the test pool renders every step, and each finished episode becomes a file.
 
-Files are ``{folder}/{prefix}_episode_{i}.mp4`` (imageio-ffmpeg, ``pip install "amago-core[video]"``) or
+Files are ``{folder}/{prefix}_episode_{i}.mp4`` (imageio-ffmpeg, ``pip install "amago-tools[video]"``) or
 ``.gif`` (Pillow, which matplotlib already brings). Frames are gymnasium ``rgb_array`` pictures:
 ``env.render()`` returning an ``(H, W, 3)`` uint8 array, so the env must be built with
 ``render_mode="rgb_array"`` (the numpy suites are).
@@ -8,7 +8,8 @@ Files are ``{folder}/{prefix}_episode_{i}.mp4`` (imageio-ffmpeg, ``pip install "
 The recorder wraps the gymnasium env inside row 0's ``AMAGOEnv``: it sees each step before the pool's
 same-step reset replaces the finished episode's last picture, and it runs in whichever process steps that
 env, so sync and async pools record alike. It writes the files itself; the caller lists them afterwards
-with :meth:`VideoRequest.written`.
+with :meth:`VideoRequest.written`. An evaluation records through core's generic maker wrapper:
+``experiment.evaluate_test(make_env, steps, wrap_test_makers=request.wrap_test_makers)``.
 """
 
 from __future__ import annotations
@@ -36,7 +37,7 @@ VIDEO_FOLDER = "videos"
 DEFAULT_FPS = 8.0
 """Frames per second when the env's ``metadata["render_fps"]`` says nothing."""
 
-MP4_HINT = 'pip install "amago-core[video]"'
+MP4_HINT = 'pip install "amago-tools[video]"'
 
 
 class VideoFramesError(EnvContractError):
@@ -199,6 +200,12 @@ class VideoRequest:
     def written(self) -> list[Path]:
         """The files recorded so far, in episode order."""
         return [path for _, path in self._existing() if path.suffix == f".{self.video_format}"]
+
+    def wrap_test_makers(self, makers: Sequence[Callable[[], Any]]) -> list[Callable[[], Any]]:
+        """For ``Experiment.evaluate_test(wrap_test_makers=...)``: clears this prefix's earlier files, then
+        returns ``makers`` with the first one's env recorded (:func:`record_first_env`)."""
+        self.clear()
+        return record_first_env(makers, self)
 
 
 def _rgb_frame(frame: Any, env_name: str) -> np.ndarray:
