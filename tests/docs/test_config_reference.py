@@ -17,7 +17,8 @@ from typer.testing import CliRunner
 
 from amago_core.cli.app import app
 from amago_core.config.experiment import SLOT_KEYS, ExperimentConfig
-from amago_core.config.reference import (
+from amago_core.config.strict import StrictModel
+from amago_tools.config_reference import (
     BEGIN_MARKER,
     END_MARKER,
     UndocumentedFieldError,
@@ -25,7 +26,6 @@ from amago_core.config.reference import (
     generated_text,
     section_table,
 )
-from amago_core.config.strict import StrictModel
 
 PAGE = Path(__file__).resolve().parents[2] / "docs" / "tutorial" / "03-configuration.md"
 REGENERATE = (

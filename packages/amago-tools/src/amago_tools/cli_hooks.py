@@ -16,14 +16,17 @@ from amago_core.hooks.specs import EvalRequest, RunOption, RunRequest, hookimpl
 
 @hookimpl
 def amago_cli_commands(app: Any) -> None:
-    """Adds ``amago plot``, ``amago export`` and ``amago plugin new``."""
+    """Adds ``amago plot``, ``amago export``, ``amago plugin new`` and ``amago config reference``."""
+    from amago_core.cli.config_cmd import app as config_app
     from amago_tools import plugin_new
+    from amago_tools.config_reference_cmd import reference_command
     from amago_tools.export_cmd import export_command
     from amago_tools.plot_cmd import plot_command
 
     app.command("plot")(plot_command)
     app.command("export")(export_command)
     app.add_typer(plugin_new.app, name="plugin")
+    config_app.command("reference")(reference_command)
 
 
 @hookimpl

@@ -1,5 +1,8 @@
-"""`amago config schema`, `amago config reference` and `amago config show` (the last is `amago run --dry-run`
-under another name)."""
+"""`amago config schema` and `amago config show` (the latter is `amago run --dry-run` under another name).
+
+``app`` is the ``amago config`` group: a plugin adds a subcommand to it from its ``amago_cli_commands`` hook
+(amago-tools adds ``amago config reference``).
+"""
 
 from __future__ import annotations
 
@@ -10,7 +13,7 @@ from typing import Annotated
 
 import typer
 
-from amago_core.cli.output import print_json, write_generated
+from amago_core.cli.output import print_json
 from amago_core.cli.run_cmd import config_show_command, plugin_run_options, with_run_options
 
 app = typer.Typer(help="Inspect and export the experiment configuration.", no_args_is_help=True)
@@ -33,20 +36,3 @@ def schema_command(
     else:
         output.write_text(json.dumps(schema, indent=2) + "\n", encoding="utf-8")
         sys.stderr.write(f"wrote {output}\n")
-
-
-@app.command("reference")
-def reference_command(
-    update: Annotated[
-        Path | None,
-        typer.Option(
-            "--update",
-            help="Rewrite the generated block of this Markdown page (between its two marker comments) instead "
-            "of printing.",
-        ),
-    ] = None,
-) -> None:
-    """Print the configuration reference (every section and field, with type, default and docstring) as Markdown."""
-    from amago_core.config.reference import REFERENCE_BLOCK, config_reference
-
-    write_generated(config_reference(), REFERENCE_BLOCK, update)

@@ -66,7 +66,7 @@ def config_reference(heading_level: int = 3) -> str:
         else:
             msg = (
                 f"ExperimentConfig.{name} is neither a section nor a component slot; teach "
-                "amago_core.config.reference how to document it."
+                "amago_tools.config_reference how to document it."
             )
             raise TypeError(msg)
     if slots:
