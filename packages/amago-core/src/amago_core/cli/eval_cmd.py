@@ -54,6 +54,7 @@ def eval_command(
     from pydantic import ValidationError
 
     from amago_core.config.sources import ConfigSourceError, load_config
+    from amago_core.hooks.manager import hook_manager
     from amago_core.plugins.errors import PluginError
 
     resolved_file = run_dir / "config.resolved.json"
@@ -68,7 +69,7 @@ def eval_command(
     # `amago compare` never takes a pass on training or held-out tasks for the run's test result.
     section = "test" if tasks == "test" else f"test-{tasks}"
     request = EvalRequest(options={**options, **plugin_options}, run_dir=run_dir, section=section)
-    hooks = _hooks()
+    hooks = hook_manager().hook
     hooks.amago_eval_begin(request=request)
     record = _read_record(resolved_file)
     logging_section = record.get("logging")
@@ -129,12 +130,6 @@ def plugin_eval_options() -> list[RunOption]:
 def with_eval_options() -> Any:
     """``amago eval`` with the options installed plugins add, before ``--debug``."""
     return with_options(eval_command, eval_command, plugin_eval_options())
-
-
-def _hooks() -> Any:
-    from amago_core.hooks.manager import hook_manager
-
-    return hook_manager().hook
 
 
 def _chained(wrappers: list[Any]) -> Any:
