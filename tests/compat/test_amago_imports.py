@@ -21,6 +21,28 @@ from amago._compat import MIGRATION_GUIDE, NO_COUNTERPART, NoCounterpartError
 REPO = Path(__file__).resolve().parents[2]
 
 SEED_IMPORTS_THAT_WORK: list[tuple[str, dict[str, str]]] = [
+    ("from amago.cli_utils import use_config", {"use_config": "amago.cli_utils:use_config"}),
+    (
+        "from amago.cli_utils import switch_traj_encoder, switch_tstep_encoder, switch_agent, switch_exploration, "
+        "use_config",
+        {
+            name: f"amago.cli_utils:{name}"
+            for name in (
+                "switch_traj_encoder",
+                "switch_tstep_encoder",
+                "switch_agent",
+                "switch_exploration",
+                "use_config",
+            )
+        },
+    ),
+    (
+        "from amago.cli_utils import switch_async_mode, use_config",
+        {
+            "switch_async_mode": "amago.cli_utils:switch_async_mode",
+            "use_config": "amago.cli_utils:use_config",
+        },
+    ),
     ("from amago import TstepEncoder", {"TstepEncoder": "amago_nets.base:TstepEncoder"}),
     ("from amago.agent import MultiTaskAgent", {"MultiTaskAgent": "amago_agents.multitask:MultiTaskAgent"}),
     (
@@ -53,13 +75,6 @@ SEED_IMPORTS_THAT_WORK: list[tuple[str, dict[str, str]]] = [
 """(import line, {name it binds: the amago object it must be})."""
 
 SEED_IMPORTS_WITHOUT_COUNTERPART: list[tuple[str, str]] = [
-    ("from amago.cli_utils import use_config", "amago.cli_utils.use_config"),
-    (
-        "from amago.cli_utils import switch_traj_encoder, switch_tstep_encoder, switch_agent, switch_exploration, "
-        "use_config",
-        "amago.cli_utils.switch_traj_encoder",
-    ),
-    ("from amago.cli_utils import switch_async_mode, use_config", "amago.cli_utils.use_config"),
     (
         "from amago.envs.builtin.gymnax_envs import GymnaxCompatability",
         "amago.envs.builtin.gymnax_envs.GymnaxCompatability",

@@ -11,21 +11,27 @@ keyword in one line that names this class.
 
 from __future__ import annotations
 
+import inspect
 from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from amago.from_amago.bindings import amago_class_for, has_pending_bindings, null_paths, pending_tree
 from amago.from_amago.flat import (
     SLOT_NAMES,
     flat_config,
     flat_names,
+    flat_to_tree,
     flat_value,
     is_python_component,
     take_component_classes,
     with_settings,
 )
+from amago.from_amago.gin.mapping import lookup
+from amago_core.config.components import SLOT_GROUPS
 from amago_core.config.experiment import ExperimentConfig
-from amago_core.config.resolve import RunPlan
+from amago_core.config.resolve import RunPlan, plan_run
+from amago_core.config.sources import deep_merge
 from amago_core.data.dataset import RLDataset
 from amago_core.experiment import experiment as core
 from amago_core.experiment.checkpoints import Progress, TrainingState
@@ -34,6 +40,7 @@ from amago_core.experiment.pools import EnvMakers, RolePool
 from amago_core.experiment.run_checkpoints import NoUsableCheckpointError, RunCheckpoints
 from amago_core.experiment.run_inputs import registries_of
 from amago_core.experiment.safe_state import DamagedStateError
+from amago_core.plugins.in_process import InProcessSpec
 from amago_core.plugins.registry import Registries
 
 if TYPE_CHECKING:
@@ -79,10 +86,11 @@ class Experiment(core.Experiment):
         allow_traj_pickles: bool | None = None,
         **settings: Any,
     ) -> None:
-        classes = take_component_classes(settings)
         found = registries_of(config, registries)
+        name_registered_classes(settings, found)
+        classes = take_component_classes(settings)
         super().__init__(
-            flat_config(config, settings, found),
+            _with_pending_bindings(config, settings, classes, found),
             dataset=dataset,
             make_train_env=make_train_env,
             make_val_env=make_val_env,
@@ -122,6 +130,7 @@ class Experiment(core.Experiment):
         """Changes settings by their flat names, validated like the constructor's (before :meth:`start` to
         affect what it builds; ``epochs`` and the schedule also take effect in a running loop)."""
         classes = dict(self.classes)
+        name_registered_classes(settings, self.registries)
         for key in [k for k in settings if k in SLOT_NAMES]:
             if is_python_component(settings[key]):
                 classes[SLOT_NAMES[key]] = settings.pop(key)
@@ -240,6 +249,101 @@ class Experiment(core.Experiment):
 
     def _saved(self) -> RunCheckpoints:
         return _started(self.checkpoints, "checkpoints need the accelerator")
+
+
+def name_registered_classes(settings: dict[str, Any], found: Registries) -> None:
+    """Replaces, in ``settings``, a class given for a component slot by its registered name when the class *is*
+    that component: an installed component's own class (``TformerTrajEncoder`` is ``transformer``), or amago's class
+    of one of AMAGO's configurables whose component is built by a function (``EpsilonGreedy`` is ``egreedy``).
+
+    By name, the component takes the options of the config (``use_config`` bindings, ``-o``, a table); a class
+    would be built with its defaults. Subclasses and the script's own classes stay classes.
+    """
+    for key, slot in SLOT_NAMES.items():
+        value = settings.get(key)
+        if slot not in SLOT_GROUPS or not inspect.isclass(value):
+            continue
+        group = SLOT_GROUPS[slot]
+        spec = found[group].spec_for_class(value)
+        exact = f"{value.__module__}:{value.__qualname__}"
+        if spec is not None and not isinstance(spec, InProcessSpec) and spec.factory == exact:
+            settings[key] = spec.name
+            continue
+        configurable = lookup(value.__qualname__)
+        own = value.__module__.partition(".")[0] in _AMAGO_PACKAGES
+        if own and configurable is not None and len(configurable.picks) == 1:
+            (pick, kind), *_ = configurable.picks
+            if pick == f"{slot}.kind" and amago_class_for(slot, kind) is configurable:
+                settings[key] = kind
+
+
+_AMAGO_PACKAGES = frozenset({"amago_core", "amago_nets", "amago_agents", "amago_envs"})
+"""amago's packages whose classes may stand for one of AMAGO's configurables."""
+
+
+def _chosen_kind(value: Any, found: Registries, slot: str) -> str | None:
+    """The registered name a slot's keyword (or config entry) picks: a name, a table's or config's kind, or the
+    installed component a subclass derives from; None for anything else."""
+    if isinstance(value, str):
+        return value
+    if isinstance(value, Mapping):
+        kind = value.get("kind")
+        return kind if isinstance(kind, str) else None
+    kind = getattr(value, "kind", None)
+    if isinstance(kind, str):
+        return kind
+    if inspect.isclass(value):
+        spec = found[SLOT_GROUPS[slot]].spec_for_class(value)
+        return None if spec is None else spec.name
+    return None
+
+
+def _with_pending_bindings(
+    config: RunPlan | ExperimentConfig | Mapping[str, Any] | None,
+    settings: dict[str, Any],
+    classes: Mapping[str, Any],
+    found: Registries,
+) -> RunPlan | ExperimentConfig | Mapping[str, Any]:
+    """What core's ``Experiment`` is given: :func:`flat_config` of ``config`` and the flat ``settings``, with the
+    pending ``use_config`` bindings (:mod:`amago.from_amago.bindings`) between the two (keywords win).
+
+    The slots the keywords (or the config) pick decide which AMAGO class's bindings apply.
+    """
+    if not has_pending_bindings():
+        return flat_config(config, settings, found)
+    plain = config.config if isinstance(config, RunPlan) else config
+    base = (
+        None
+        if plain is None
+        else (plain if isinstance(plain, ExperimentConfig) else ExperimentConfig.validate_with(plain, found))
+    )
+    kinds: dict[str, str | None] = {}
+    for keyword, slot in SLOT_NAMES.items():
+        if slot not in SLOT_GROUPS:
+            continue  # the env is no class AMAGO's bindings pick
+        given = classes.get(slot, settings.get(keyword))
+        if given is None and base is not None:
+            given = getattr(base, slot, None)
+        kinds[slot] = None if given is None else _chosen_kind(given, found, slot)
+    pending = pending_tree(kinds, found)
+    flags = deep_merge(pending, flat_to_tree(settings))
+    if base is not None:
+        merged = deep_merge(base.model_dump(mode="json", exclude_unset=False), flags)
+        return ExperimentConfig.validate_with(merged, found)
+    # A flag of None is "not given", but a binding of None sets None: those go in as overrides, which only
+    # pending values that no keyword replaced (and whose slot kept its kind) still are.
+    nulls = [f"{'.'.join(path)}=null" for path in null_paths(pending) if _at(flags, path) == (True, None)]
+    return plan_run(flags=flags, overrides=nulls, registries=found)
+
+
+def _at(tree: Mapping[str, Any], path: tuple[str, ...]) -> tuple[bool, Any]:
+    """``(True, value)`` at ``path`` in ``tree``, or ``(False, None)`` when nothing is there."""
+    node: Any = tree
+    for part in path:
+        if not isinstance(node, Mapping) or part not in node:
+            return False, None
+        node = node[part]
+    return True, node
 
 
 def _started(part: Any, why: str) -> Any:

@@ -24,7 +24,7 @@ from amago.from_amago.gin.mapping import (
     REGISTRATIONS,
     lookup,
 )
-from amago.from_amago.gin.migration import Migration, Note, migrate
+from amago.from_amago.gin.migration import Migration, Note, NoteReason, migrate
 from amago.from_amago.gin.model import (
     AMAGO_VERSION,
     CONVERSIONS,
@@ -75,6 +75,7 @@ __all__ = [
     "Macro",
     "Migration",
     "Note",
+    "NoteReason",
     "PickKey",
     "Reference",
     "Registration",

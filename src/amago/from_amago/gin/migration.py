@@ -22,12 +22,38 @@ import json
 import shlex
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal
 
 from amago.from_amago.gin.mapping import BY_NAME, CONFIGURABLES, PICK_KEYS, lookup
 from amago.from_amago.gin.model import AMAGO_VERSION, CONVERSIONS, GinBinding, GinConfigurable
 from amago.from_amago.gin.output import override_text, plain, to_toml
 from amago.from_amago.gin.syntax import GinStatement, Reference, resolve_macros
+
+NoteReason = Literal[
+    "unknown",
+    "no_parameter",
+    "scope",
+    "run",
+    "not_translated",
+    "no_counterpart",
+    "nothing",
+    "inactive",
+    "ambiguous",
+    "overridden",
+]
+"""Why a binding became no setting (or needed none):
+
+- ``unknown``: not a gin configurable of AMAGO;
+- ``no_parameter``: AMAGO's configurable has no such parameter (gin refused it in AMAGO too);
+- ``scope``: bound inside a gin scope nothing opens (no effect in AMAGO either);
+- ``run``: the run passes the value (a gin binding of it never took effect);
+- ``not_translated``: the value cannot be converted (or names a class amago cannot pick there);
+- ``no_counterpart``: amago has no setting for it;
+- ``nothing``: it picks what amago uses by itself;
+- ``inactive``: its class is not the one used (no effect in AMAGO either);
+- ``ambiguous``: nothing picks which of AMAGO's classes it belongs to (options of several, none picked);
+- ``overridden``: a later binding sets the same amago key (the later one wins).
+"""
 
 
 @dataclass(frozen=True)
@@ -38,11 +64,13 @@ class Note:
         where: ``file:line``.
         binding: the binding's key as written.
         message: why, and what to do instead.
+        reason: what kind of note it is (:data:`NoteReason`), for callers that treat some as errors.
     """
 
     where: str
     binding: str
     message: str
+    reason: NoteReason = "not_translated"
 
     def __str__(self) -> str:
         return f"{self.where}: {self.binding}: {self.message}"
@@ -153,7 +181,7 @@ def migrate(statements: Iterable[GinStatement]) -> Migration:
         binding = (statement.scope, name, statement.parameter)
         latest.pop(binding, None)  # a rebinding moves to where it was last written
         latest[binding] = statement
-    notes: list[tuple[GinStatement, str]] = []
+    notes: list[tuple[GinStatement, str, NoteReason]] = []
     scopes = {
         reference.scope
         for statement in [*latest.values(), *macros.values()]
@@ -172,10 +200,10 @@ def migrate(statements: Iterable[GinStatement]) -> Migration:
     for candidate in candidates:
         problem = _inactive_reason(candidate, resolved)
         if problem is not None:
-            notes.append((candidate.statement, problem))
+            notes.append((candidate.statement, problem[1], problem[0]))
             continue
         if candidate.nothing is not None:
-            notes.append((candidate.statement, f"nothing to set: {candidate.nothing}"))
+            notes.append((candidate.statement, f"nothing to set: {candidate.nothing}", "nothing"))
             continue
         translated += 1
         for key, value in candidate.settings:
@@ -187,13 +215,14 @@ def migrate(statements: Iterable[GinStatement]) -> Migration:
                         candidate.statement,
                         f"sets {key} = {json.dumps(value)} where {earlier.binding} ({earlier.where}) set "
                         f"{json.dumps(previous[0])}; amago has one {key}, and this later binding wins",
+                        "overridden",
                     )
                 )
             settings[key] = (value, candidate.statement)
     ordered = sorted(notes, key=lambda item: position[id(item[0])])
     return Migration(
         settings=_picks_first({key: value for key, (value, _) in settings.items()}),
-        notes=tuple(Note(s.where, s.binding, message) for s, message in ordered),
+        notes=tuple(Note(s.where, s.binding, message, reason) for s, message, reason in ordered),
         translated=translated,
         as_amago_does=tuple(statement.where for statement in as_amago_does),
     )
@@ -231,7 +260,7 @@ def _candidate(
     statement: GinStatement,
     macros: dict[str, GinStatement],
     scopes: set[str],
-    notes: list[tuple[GinStatement, str]],
+    notes: list[tuple[GinStatement, str, NoteReason]],
     as_amago_does: list[GinStatement],
 ) -> _Candidate | None:
     """What one binding would set, or None with a note saying why it sets nothing (or, for a value amago always
@@ -243,6 +272,7 @@ def _candidate(
                 statement,
                 f"not a gin configurable of AMAGO {AMAGO_VERSION}: for a class of your own, write it as an amago "
                 "plugin (`amago plugin new GROUP NAME`) and give its options in the plugin's config",
+                "unknown",
             )
         )
         return None
@@ -252,6 +282,7 @@ def _candidate(
             (
                 statement,
                 f"AMAGO {AMAGO_VERSION}'s {configurable.name} has no parameter {statement.parameter!r}",
+                "no_parameter",
             )
         )
         return None
@@ -261,35 +292,42 @@ def _candidate(
                 statement,
                 f"applies only inside the gin scope {statement.scope!r}, which no @{statement.scope}/... reference "
                 "of the file opens; amago has no scopes",
+                "scope",
             )
         )
         return None
     if row.kind == "run":
-        notes.append((statement, f"set by the run, not a setting: {row.note}"))
+        notes.append((statement, f"set by the run, not a setting: {row.note}", "run"))
         return None
     try:
         value = resolve_macros(statement.value, macros)
     except ValueError as exc:
-        notes.append((statement, f"not translated: {exc}"))
+        notes.append((statement, f"not translated: {exc}", "not_translated"))
         return None
     if row.kind == "none":
         if row.fixed and plain(value) == plain(row.fixed[0]):
             as_amago_does.append(statement)
         else:
-            notes.append((statement, f"no counterpart in amago: {row.note}"))
+            notes.append((statement, f"no counterpart in amago: {row.note}", "no_counterpart"))
         return None
     key = row.key or ""
     if row.kind == "choice":
         return _choice_candidate(statement, configurable, row, key, value, notes)
     if _contains_reference(value):
         extra = f" ({row.note})" if row.note else ""
-        notes.append((statement, f"not translated: amago takes a plain value here, not {value}{extra}"))
+        notes.append(
+            (
+                statement,
+                f"not translated: amago takes a plain value here, not {value}{extra}",
+                "not_translated",
+            )
+        )
         return None
     if row.convert is not None:
         try:
             value = CONVERSIONS[row.convert].apply(value)
         except ValueError as exc:
-            notes.append((statement, f"not translated: {exc}"))
+            notes.append((statement, f"not translated: {exc}", "not_translated"))
             return None
     value = plain(value)
     explicit = (key, value) if key in PICK_KEYS else None
@@ -304,11 +342,15 @@ def _choice_candidate(
     row: GinBinding,
     key: str,
     value: Any,
-    notes: list[tuple[GinStatement, str]],
+    notes: list[tuple[GinStatement, str, NoteReason]],
 ) -> _Candidate | None:
     if not isinstance(value, Reference):
         notes.append(
-            (statement, f"not translated: expected a @reference to one of AMAGO's classes, got {value!r}")
+            (
+                statement,
+                f"not translated: expected a @reference to one of AMAGO's classes, got {value!r}",
+                "not_translated",
+            )
         )
         return None
     chosen = lookup(value.name)
@@ -318,6 +360,7 @@ def _choice_candidate(
             (
                 statement,
                 f"not translated: AMAGO's {row.configurable}.{row.parameter} takes one of {names}, not {value}",
+                "not_translated",
             )
         )
         return None
@@ -335,6 +378,7 @@ def _choice_candidate(
                 statement,
                 f"not translated: {value} is not one of AMAGO {AMAGO_VERSION}'s configurables; a class of your own "
                 "becomes an amago plugin (`amago plugin new GROUP NAME`), chosen by its name",
+                "not_translated",
             )
         )
         return None
@@ -348,6 +392,7 @@ def _choice_candidate(
             (
                 statement,
                 f"not translated: {chosen.name} cannot be picked here: in amago it is {where} ({chosen.summary})",
+                "not_translated",
             )
         )
         return None
@@ -442,8 +487,9 @@ def _unregistered_name(row: GinBinding, value: Any) -> str | None:
     return next((path.rpartition(".")[2] for path, picked in row.unregistered if picked == value), None)
 
 
-def _inactive_reason(candidate: _Candidate, resolved: dict[str, _Pick]) -> str | None:
-    """None when AMAGO used the binding's class (so it becomes settings), else why it is not translated."""
+def _inactive_reason(candidate: _Candidate, resolved: dict[str, _Pick]) -> tuple[NoteReason, str] | None:
+    """None when AMAGO used the binding's class (so it becomes settings), else what kind of note, and why it is not
+    translated."""
     name = candidate.configurable.name
     for key, wanted in candidate.chain:
         pick = resolved.get(key, _Pick(_Unset()))
@@ -456,22 +502,25 @@ def _inactive_reason(candidate: _Candidate, resolved: dict[str, _Pick]) -> str |
                 f"add `{PICK_KEYS[key].chooser} = @...` to the file" if PICK_KEYS[key].chooser else "keep one"
             )
             return (
+                "ambiguous",
                 f"not translated: the file sets options of {options} but picks none of them (AMAGO's script "
-                f"picked one in Python); {how}"
+                f"picked one in Python); {how}",
             )
         if isinstance(pick.value, _Unset):
             rest = candidate.settings[len(candidate.chain) :]
             by_hand = " ".join(f"-o {k}={override_text(v)}" for k, v in rest)
             summary = candidate.configurable.summary
-            return f"not translated: {summary[0].lower()}{summary[1:]} Set it by hand: {by_hand}"
+            return "ambiguous", f"not translated: {summary[0].lower()}{summary[1:]} Set it by hand: {by_hand}"
         if pick.by is not None:
             return (
+                "inactive",
                 f"no effect in AMAGO either: {pick.by.where} picks {_show_pick(key, pick.value)}, so {name} is "
-                "not used"
+                "not used",
             )
         suggestion = f"; if your script picked {name} in Python, add {line} to the file" if line else ""
         return (
+            "inactive",
             f"no effect in AMAGO either: AMAGO uses {_show_pick(key, pick.value)} unless the file picks another"
-            f"{suggestion}"
+            f"{suggestion}",
         )
     return None
