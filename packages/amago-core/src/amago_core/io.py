@@ -81,12 +81,6 @@ def open_append_inside(root: str | Path, path: str | Path) -> IO[str]:
     return os.fdopen(fd, "a", encoding="utf-8")
 
 
-def _current_umask() -> int:
-    mask = os.umask(0)
-    os.umask(mask)
-    return mask
-
-
 def plain_file_mode() -> int:
     """The mode a plain ``open()`` would give a new file (0644 under a 022 umask).
 
@@ -94,7 +88,9 @@ def plain_file_mode() -> int:
     so that another user's process on a shared filesystem (a collect process, a colleague's ``amago eval``) can
     read the run's files.
     """
-    return 0o666 & ~_current_umask()
+    mask = os.umask(0)
+    os.umask(mask)
+    return 0o666 & ~mask
 
 
 def atomic_write(path: Path, write: Callable[[Path], object], *, root: Path | None = None) -> None:
@@ -119,9 +115,7 @@ def atomic_write(path: Path, write: Callable[[Path], object], *, root: Path | No
     tmp = Path(tmp_name)
     try:
         write(tmp)
-        # mkstemp makes the file private (0600); give it the mode a plain open() would, so another user's
-        # collect process on a shared filesystem can read the policy weights.
-        os.chmod(tmp, plain_file_mode())
+        os.chmod(tmp, plain_file_mode())  # not mkstemp's private 0600
         os.replace(tmp, path)
     finally:
         tmp.unlink(missing_ok=True)

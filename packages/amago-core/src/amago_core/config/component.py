@@ -1,8 +1,4 @@
-"""``ComponentConfig`` and ``EnvSuiteConfig``, the bases of every plugin's own config, at their import path.
-
-They live in :mod:`amago_core.plugins.component_config`: a spec names its config class, and the plugin API sits
-below the config package.
-"""
+"""``ComponentConfig`` and ``EnvSuiteConfig`` at their import path; they live in the plugin API (below config)."""
 
 from amago_core.plugins.component_config import ComponentConfig, EnvSuiteConfig
 

@@ -1,11 +1,10 @@
 """Each component slot of a run, resolved once: its spec, config, origin, and how to build it.
 
-AMAGO took types (``tstep_encoder_type=CNNTstepEncoder``); amago takes registered names, tables and configs too,
-so one path serves scripts, config files and the CLI. A class that a registered spec names (or that derives from
-one) is built with that spec's config; any other class is called with the inferred context alone, as AMAGO's
-were. A name a script registered in-process (AMAGO's ``@register_traj_encoder("name")``) builds exactly like its
-class given here. Everything is looked up in one explicit :class:`~amago_core.plugins.Registries`, and what a component
-builds itself (an agent's encoders) is handed to it as a ready builder.
+A slot takes a registered name (one a script registered in-process too), a table, a config or, as AMAGO's
+``tstep_encoder_type=CNNTstepEncoder``, a class: one that a registered spec names (or that derives from one) is
+built with that spec's config, any other is called with the inferred context alone. Names are looked up in one
+explicit :class:`~amago_core.plugins.Registries`; what a component builds itself (an agent's encoders) it is
+handed as a ready builder.
 """
 
 from __future__ import annotations
@@ -32,13 +31,12 @@ from amago_core.plugins.registry import Registries, Registry
 from amago_core.plugins.spec import ComponentSpec
 
 UserClass = type | Callable[..., Any]
+"""A component given as Python code (a class or factory) rather than by name."""
 
 
 class ComponentBuildError(RuntimeError):
     """A component's factory (or class) raised while building it; the cause is chained."""
 
-
-"""A component given as Python code (a class or factory) rather than by name."""
 
 CLASS_KEY = "class"
 """Key of a slot's record in ``config.resolved.json`` when the run used a Python class (``module:Name``)."""
@@ -135,9 +133,8 @@ class ResolvedComponent:
             )
         if self.config is not None:
             data.update(self.config.to_dict())
-        in_process_class = self.in_process_class
-        if in_process_class is not None:
-            data[IN_PROCESS_KEY] = in_process_class
+        if self.in_process_class is not None:
+            data[IN_PROCESS_KEY] = self.in_process_class
         return data
 
 
@@ -211,27 +208,25 @@ class RunComponents:
         cls, config: ExperimentConfig, registries: Registries, classes: Mapping[str, UserClass]
     ) -> RunComponents:
         """Resolves every slot: a Python class given for it wins, else the config's choice."""
-        resolved: dict[str, ResolvedComponent | None] = {}
-        for slot, group in SLOT_GROUPS.items():
-            choice = classes.get(slot, getattr(config, slot))
-            resolved[slot] = None if choice is None else resolve_component(registries[group], slot, choice)
-        exploration = resolved.pop("exploration")
+        resolved = {
+            slot: resolve_component(registries[group], slot, choice)
+            for slot, group in SLOT_GROUPS.items()
+            if (choice := classes.get(slot, getattr(config, slot))) is not None
+        }
         relabeler = config.replay.relabeler
         return cls(
-            exploration=exploration,
+            exploration=resolved.pop("exploration", None),
             relabeler=None
             if relabeler is None
             else resolve_component(registries[RELABELERS], RELABELER_SLOT, relabeler),
-            **{k: v for k, v in resolved.items() if v is not None},
+            **resolved,
         )
 
     def build_agent(self, **context: Any) -> Any:
         """The agent, built with ``context`` (its spaces, ``max_seq_len``) and builders of the run's encoders."""
-        encoders = {
-            "tstep_encoder": self.tstep_encoder.builder(),
-            "traj_encoder": self.traj_encoder.builder(),
-        }
-        return self.agent.build(**context, **encoders)
+        return self.agent.build(
+            **context, tstep_encoder=self.tstep_encoder.builder(), traj_encoder=self.traj_encoder.builder()
+        )
 
     def slots(self) -> dict[str, ResolvedComponent]:
         """The resolved slots by name (exploration and relabeler only when a run uses them)."""

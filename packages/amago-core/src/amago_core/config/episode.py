@@ -1,20 +1,14 @@
 """Presets follow the env: settings written for one episode length follow the length the user's env options give.
 
-A preset (or the main job) is written for its suite's default options: T-Maze's sequence length is one episode
-of the default 10-cell corridor. When the user sets ``env.corridor_length=20``, an episode takes 21 steps, not
-11, and a preset value that covered whole episodes must grow with it or the agent cannot see the start of its
-own episode. The rule, for every setting the preset (or job) set and the user did not:
+A preset (or the main job) is written for its suite's default options: T-Maze's sequence length is one episode of
+the 10-cell corridor, and with ``env.corridor_length=20`` it must grow or the agent cannot see the start of its
+own episode. For every setting the preset (or job) set and the user did not:
 
-- a core length (``run.max_seq_len``, ``replay.traj_save_len``, ``schedule.train_timesteps_per_epoch``,
-  ``schedule.val_timesteps_per_epoch``) that covered at least one whole episode keeps covering the same number
-  of episodes (scaled by new/old length, rounded); a shorter one is a window (a context length chosen below the
-  episode on purpose) and stays;
+- a core length (:data:`EPISODE_COUNTED`) that covered at least one whole episode keeps covering the same number
+  of episodes (scaled by new/old length, rounded); a shorter one is a window chosen on purpose and stays;
 - ``schedule.train_batches_per_epoch`` scales with the train timesteps, so the update-to-data ratio holds;
 - each component config says which of its own options are counted in episode steps
   (:meth:`~amago_core.config.component.ComponentConfig.follow_episode_length`).
-
-A ``run.max_seq_len`` shorter than one episode of a whole-episode memory task (the suite's
-``whole_episode_memory``) gets one warning line saying what to set.
 """
 
 from __future__ import annotations
@@ -107,7 +101,7 @@ def follow_episode(
     followed = copy.deepcopy(dict(base))
     scale = new / old
     for section, key in EPISODE_COUNTED:
-        value = base.get(section, {}).get(key) if isinstance(base.get(section), Mapping) else None
+        value = base[section][key] if is_set(base, section, key) else None
         if isinstance(value, int) and value >= old and not is_set(user, section, key):
             followed[section][key] = max(1, round(value * scale))
             if key == "train_timesteps_per_epoch":
@@ -121,9 +115,9 @@ def follow_episode(
         component = config.component(slot, registries)
         if component is None or slot == "env":
             continue
-        updates = component.follow_episode_length(old, new)
-        user_table = user.get(slot) if isinstance(user.get(slot), Mapping) else {}
-        updates = {k: v for k, v in updates.items() if k not in user_table}  # type: ignore[operator]
+        updates = {
+            k: v for k, v in component.follow_episode_length(old, new).items() if not is_set(user, slot, k)
+        }
         if not updates:
             continue
         table = followed.get(slot)

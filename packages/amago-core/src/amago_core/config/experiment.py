@@ -1,11 +1,8 @@
 """The experiment config tree: one section per concern, component slots validated by their plugins.
 
 Defaults follow AMAGO v3.3's ``Experiment`` (reference §2.1) except where noted. An unset component slot takes
-the component its group's installed default marks (amago-core names none itself), kept as a *name* until a run
-resolves it; whatever a user sets is validated at once.
-
-Every name is looked up in the registries the validation context carries
-(:meth:`ExperimentConfig.validate_with`), else in the process-wide ones.
+its group's installed default, kept as a *name* until a run resolves it; whatever a user sets is validated at
+once, every name looked up in the registries of the validation context (:meth:`ExperimentConfig.validate_with`).
 """
 
 from __future__ import annotations
@@ -23,6 +20,7 @@ from amago_core.config.slots import (
     ComponentSlot,
     EnvSlot,
     RelabelerSlot,
+    _or_installed,
     context_registries,
     validation_context,
 )
@@ -30,7 +28,6 @@ from amago_core.config.strict import StrictModel
 from amago_core.plugins.errors import PluginError
 from amago_core.plugins.groups import AGENTS, ENV_SUITES, EXPLORATIONS, TRAJ_ENCODERS, TSTEP_ENCODERS
 from amago_core.plugins.registry import Registries
-from amago_core.plugins.registry import registries as installed_registries
 
 SLOTS: dict[str, ComponentSlot] = {
     ENV_SUITES.key: EnvSlot(),
@@ -63,9 +60,7 @@ def installed_default(slot: str, registries: Registries | None = None) -> str:
     Raises:
         amago_core.plugins.PluginError: no installed distribution marks one, or two do.
     """
-    return (registries if registries is not None else installed_registries())[
-        SLOTS[slot].group
-    ].default_name()
+    return _or_installed(registries)[SLOTS[slot].group].default_name()
 
 
 _defaults_from: contextvars.ContextVar[Registries | None] = contextvars.ContextVar(
@@ -391,7 +386,6 @@ class ExperimentConfig(StrictModel):
     def _defaults_in_context(
         cls, data: Any, handler: ModelWrapValidatorHandler[Self], info: ValidationInfo
     ) -> Self:
-        # Default factories get no validation context: the unset slots read these registries from here.
         token = _defaults_from.set(context_registries(info.context))
         try:
             return handler(data)
@@ -423,11 +417,8 @@ class ExperimentConfig(StrictModel):
         return self.ray.envs_per_actor or self.rollout.parallel_actors
 
     def component(self, key: str, registries: Registries | None = None) -> ComponentConfig | None:
-        """The validated config in slot ``key`` (``traj_encoder``...), resolving a default name now.
-
-        Args:
-            key: the slot (``traj_encoder``...).
-            registries: where to look a name up (default: the process-wide registries).
+        """The validated config in slot ``key`` (``traj_encoder``...), resolving a default name now in
+        ``registries`` (default: the process-wide registries).
 
         Raises:
             amago_core.plugins.PluginError: the default component is not installed.
@@ -443,9 +434,6 @@ class ExperimentConfig(StrictModel):
             raise
 
     def resolved(self, registries: Registries | None = None) -> ExperimentConfig:
-        """A copy with every component slot validated into its plugin's Config (defaults included).
-
-        Args:
-            registries: where to look names up (default: the process-wide registries).
-        """
+        """A copy with every component slot validated into its plugin's Config (defaults included), names looked
+        up in ``registries`` (default: the process-wide registries)."""
         return self.model_copy(update={key: self.component(key, registries) for key in SLOT_KEYS})

@@ -33,10 +33,9 @@ def window_within_files(
 ) -> dict[str, Any]:
     """What to add to ``sized`` so that its windows fit its files (``replay.traj_save_len >= run.max_seq_len``).
 
-    Every change of lengths (a budget's shorter files, the calibration's probe, episode following) goes through here, so none can
-    leave a window longer than the files it is sampled from. The longer one yields to what the user set: a
-    window the user did not set is cut to the files; else files the user did not set grow to the window. Both
-    set by the user stay (their own conflict, which validation reports in their terms).
+    The longer one yields to what the user set: a window the user did not set is cut to the files; else files
+    the user did not set grow to the window. Both set by the user stay (their own conflict, which validation
+    reports in their terms).
 
     Args:
         config: the config ``sized`` will be merged over.

@@ -1,13 +1,9 @@
 """Env-suite presets: the hyperparameters an example used for a task, applied when `--env` picks that task.
 
-A suite declares them torch-free in its spec::
-
-    ComponentSpec(..., tasks=(...), presets={"*": {...}, "ml45": {...}})
-
-``"*"`` applies to every task without its own entry. A preset is a config table (sections and slots, like a
-``-c`` file) and sits below every other source, so anything the user sets wins. A slot table may carry a
-``by_kind`` table of options for other kinds of that slot, applied only when the run picks that kind (see
-:func:`slot_with_alternative`).
+A suite declares them torch-free in its spec (``ComponentSpec(..., presets={"*": {...}, "ml45": {...}})``;
+``"*"`` applies to every task without its own entry). A preset is a config table (like a ``-c`` file) and sits
+below every other source, so anything the user sets wins. A slot table may carry a ``by_kind`` table of options
+for other kinds of that slot, applied only when the run picks that kind (see :func:`slot_with_alternative`).
 """
 
 from __future__ import annotations
@@ -15,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
+from amago_core.config.slots import _or_installed
 from amago_core.config.sources import OPTIONS_BY_KIND_KEY
 
 if TYPE_CHECKING:
@@ -37,12 +34,6 @@ def slot_with_alternative(
         **options,
         OPTIONS_BY_KIND_KEY: {alternative: {**options, **alternative_options}},
     }
-
-
-def _or_installed(registries: Registries | None) -> Registries:
-    from amago_core.plugins.registry import registries as installed_registries
-
-    return registries if registries is not None else installed_registries()
 
 
 def suite_and_task(

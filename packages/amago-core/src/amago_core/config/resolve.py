@@ -21,6 +21,9 @@ from amago_core.config.components import RunComponents
 from amago_core.config.episode import follow_episode, warn_if_memory_too_short
 from amago_core.config.errors import describe_validation_error
 from amago_core.config.experiment import ExperimentConfig
+from amago_core.config.presets import preset_for_env, suite_and_task
+from amago_core.config.sizing import apply_sizing
+from amago_core.config.slots import _or_installed
 from amago_core.config.sources import SourceFile, load_config, merge_layers, merge_over_job, read_sources
 from amago_core.plugins.errors import InvalidSpecError
 from amago_core.plugins.registry import Registries
@@ -38,8 +41,6 @@ def base_layer(
 ) -> dict[str, Any] | None:
     """What sits under every user source: the chosen env suite's preset, or ``default_job`` when no env is chosen.
 
-    ``registries``: where the suite is looked up and the preset validated (default: the process-wide ones).
-
     Raises:
         amago_core.plugins.PluginError: the env names no installed suite, or the suite's spec is broken.
         PresetError: the suite's preset for the task does not validate on its own.
@@ -47,8 +48,6 @@ def base_layer(
     if env_choice is None or (isinstance(env_choice, Mapping) and not {"id", "kind"} & set(env_choice)):
         # No env named (options alone, like `-o env.corridor_length=30`, refine the job's env).
         return dict(default_job) if default_job is not None else None
-    from amago_core.config.presets import preset_for_env, suite_and_task
-
     preset = preset_for_env(env_choice, registries)
     if preset is None:
         return None
@@ -60,10 +59,8 @@ def base_layer(
     except ValidationError as exc:
         if any(tuple(error["loc"][:2]) == ("env", "task") for error in exc.errors()):
             raise  # the env id names a task the suite lacks: the user's error, reported at env.task
-        from amago_core.plugins.registry import registries as installed_registries
-
-        suites = (registries if registries is not None else installed_registries()).env_suites
-        origins = ", ".join(r.origin for r in suites.records(suite)) or "its distribution"
+        records = _or_installed(registries).env_suites.records(suite)
+        origins = ", ".join(r.origin for r in records) or "its distribution"
         problems = "; ".join(describe_validation_error(exc, source="preset"))
         msg = (
             f"env suite {suite!r} ships a broken preset for task {task or '(default)'!r} ({problems}). Report it "
@@ -108,9 +105,7 @@ class RunPlan:
         """Every component slot of :attr:`config` resolved once (spec, config, origin), from the plan's
         registries: what ``Experiment(plan)`` builds. Resolved when first asked for (listing and ``--dry-run``
         never need it); a sized plan is a new plan and resolves its own."""
-        from amago_core.plugins.registry import registries as installed_registries
-
-        return RunComponents.resolve(self.config, self.registries or installed_registries(), {})
+        return RunComponents.resolve(self.config, _or_installed(self.registries), {})
 
     @property
     def records(self) -> dict[Path, Mapping[str, Any]]:
@@ -119,8 +114,6 @@ class RunPlan:
 
     def sized(self, settings: Mapping[str, Any]) -> RunPlan:
         """This plan with ``settings`` (a config tree from :mod:`amago_core.config.sizing`) merged in."""
-        from amago_core.config.sizing import apply_sizing
-
         return replace(self, config=apply_sizing(self.config, settings, registries=self.registries))
 
 
@@ -175,19 +168,14 @@ def plan_recorded(record: str | os.PathLike[str], registries: Registries | None 
     """The plan of a run folder's recorded config (``config.resolved.json``), read on its own.
 
     The record is the whole config the run resolved, so no preset, job or ``AMAGO_*`` variable goes under or
-    over it, and no episode following applies; the plan's ``user`` is empty.
-
-    Args:
-        record: the recorded config file.
-        registries: where the run's components are looked up: the registries its agent will be rebuilt from
-            (default: the process-wide registries).
+    over it, and no episode following applies; the plan's ``user`` is empty. ``registries``: the ones the run's
+    agent will be rebuilt from.
 
     Raises:
         amago_core.config.sources.ConfigSourceError: the file cannot be read.
         pydantic.ValidationError: the record is no valid config here (located at the bad field).
         amago_core.plugins.PluginError: a default component is not installed.
     """
-    # environ={}: the run's own config, whatever AMAGO_* variables this shell sets.
     config = load_config([record], environ={}, registries=registries).resolved(registries)
     return RunPlan(config, {}, registries)
 

@@ -84,9 +84,7 @@ def _shown(value: Any) -> str:
 
 
 def _kind(value: Any) -> Any:
-    if isinstance(value, Mapping):
-        return value.get("kind", value.get("id"))
-    return value
+    return value.get("kind", value.get("id")) if isinstance(value, Mapping) else value
 
 
 def setting_changes(saved: Mapping[str, Any], new: Mapping[str, Any]) -> list[SettingChange]:
@@ -118,13 +116,10 @@ def _leaf_changes(prefix: str, old: Any, new: Any) -> Iterable[SettingChange]:
 
 def may_change_on_resume(key: str) -> bool:
     """Whether the setting ``key`` (dotted) is one of :data:`RESUMABLE_SETTINGS`."""
-    for allowed in RESUMABLE_SETTINGS:
-        if allowed.endswith(".*"):
-            if key.startswith(allowed[:-1]):
-                return True
-        elif key == allowed:
-            return True
-    return False
+    return any(
+        key.startswith(allowed[:-1]) if allowed.endswith(".*") else key == allowed
+        for allowed in RESUMABLE_SETTINGS
+    )
 
 
 def refused_changes(saved: Mapping[str, Any], new: Mapping[str, Any]) -> list[SettingChange]:
@@ -132,12 +127,9 @@ def refused_changes(saved: Mapping[str, Any], new: Mapping[str, Any]) -> list[Se
     return [
         change
         for change in setting_changes(saved, new)
-        if not may_change_on_resume(change.key) and not _keeps_recorded(change)
+        if not may_change_on_resume(change.key)
+        and not (change.key in KEEPS_RECORDED and change.new == KEEPS_RECORDED[change.key])
     ]
-
-
-def _keeps_recorded(change: SettingChange) -> bool:
-    return change.key in KEEPS_RECORDED and change.new == KEEPS_RECORDED[change.key]
 
 
 def describe_changes(changes: list[SettingChange], limit: int = 4) -> str:

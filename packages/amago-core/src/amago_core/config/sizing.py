@@ -1,8 +1,8 @@
-"""Size a preset's schedule to a number of env steps: the arithmetic under ``--smoke`` (and amago-tools'
-``--steps`` / ``--budget``).
+"""Size a preset's schedule to a number of env steps: the arithmetic (torch-free) under ``--smoke`` and
+amago-tools' ``--steps`` / wall-time ``--budget`` (through the ``amago_plan_run`` hook).
 
-AMAGO's presets are written for GPU nodes (Meta-World ML45: 1000 epochs of 1000 steps and 1000 updates, a val
-pass of 22,501 steps). Sizing keeps what makes the preset *that* preset and shrinks how long it runs:
+AMAGO's presets are written for GPU nodes (Meta-World ML45: 1000 epochs of 1000 steps and 1000 updates).
+Sizing keeps what makes the preset *that* preset and shrinks how long it runs:
 
 - **update-to-data ratio**: updates per epoch scale with env steps per epoch;
 - **epochs**: at least :data:`MIN_EPOCHS` (a learning curve, checkpoints, resumable state), steps per epoch
@@ -14,9 +14,7 @@ pass of 22,501 steps). Sizing keeps what makes the preset *that* preset and shri
   (:meth:`~amago_core.config.component.ComponentConfig.follow_step_budget`).
 
 Settings the user set themselves are never changed; they constrain the rest (``-o schedule.epochs=50 --steps
-1e5`` keeps 50 epochs and sizes the steps per epoch). This module is arithmetic only (torch-free). ``--smoke``
-is amago-core's own; ``--steps`` and the wall-time ``--budget`` (measured on the machine) come with amago-tools
-(``amago_tools.sizing``), through the ``amago_plan_run`` hook.
+1e5`` keeps 50 epochs and sizes the steps per epoch).
 """
 
 from __future__ import annotations
@@ -54,11 +52,6 @@ SMOKE_ACTORS = 2
 
 class BudgetError(ValueError):
     """A budget cannot be read or cannot size this config; the message says what to pass instead."""
-
-
-def _user_options(user: Mapping[str, Any], slot: str) -> set[str]:
-    table = user.get(slot)
-    return set(table) if isinstance(table, Mapping) else set()
 
 
 def smoke_steps_per_actor(config: ExperimentConfig) -> int:
@@ -135,8 +128,7 @@ def _data_in_time(
     if smoke:
         within = pool_steps // 2
     else:
-        whole = memory_episode_steps(config)
-        if whole is not None and first_file <= pool_steps // DATA_BY_MEMORY:
+        if memory_episode_steps(config) is not None and first_file <= pool_steps // DATA_BY_MEMORY:
             return {}
         within = pool_steps // DATA_BY
     within = max(1, within)
@@ -176,11 +168,8 @@ def size_schedule(
         sized["rollout"]["parallel_actors"] = actors
     pool_steps = max(1, math.ceil(env_steps / actors))
     min_epochs = 2 if smoke else MIN_EPOCHS
-    old_epochs, old_steps, old_batches = (
-        sched.epochs,
-        sched.train_timesteps_per_epoch,
-        sched.train_batches_per_epoch,
-    )
+    old_epochs, old_steps = sched.epochs, sched.train_timesteps_per_epoch
+    old_batches = sched.train_batches_per_epoch
     if is_set(user, "schedule", "epochs"):
         epochs = old_epochs
         steps = (
@@ -226,7 +215,7 @@ def size_schedule(
         if component is None:
             continue
         options = {**component.follow_step_budget(step_ratio), **(component.smoke_options() if smoke else {})}
-        options = {k: v for k, v in options.items() if k not in _user_options(user, slot)}
+        options = {k: v for k, v in options.items() if not is_set(user, slot, k)}
         if options:
             sized[slot] = {"kind": component.kind, **options}
     sized = {section: table for section, table in sized.items() if table}

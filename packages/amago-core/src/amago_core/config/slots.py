@@ -1,11 +1,9 @@
 """Component slots: config fields that take a name or a table and validate it with the chosen plugin's Config.
 
 ``traj_encoder = "mamba"`` and ``[traj_encoder] kind = "mamba", d_model = 512`` both become a validated
-``MambaConfig``; a bad value is reported at ``traj_encoder.d_model``.
-
-Names are looked up in the registries the validation context carries (:func:`validation_context`), so a run
-validates against the same registries it builds from (``Experiment(registries=...)``, ``load_run(...,
-registries=...)``); without one, in the process-wide :func:`~amago_core.plugins.registry.registries`.
+``MambaConfig``; a bad value is reported at ``traj_encoder.d_model``. Names are looked up in the registries the
+validation context carries (:func:`validation_context`), so a run validates against the registries it builds
+from (``Experiment(registries=...)``); without one, in the process-wide :func:`~amago_core.plugins.registry.registries`.
 """
 
 from __future__ import annotations
@@ -17,10 +15,10 @@ from pydantic import GetCoreSchemaHandler, GetJsonSchemaHandler, ValidationError
 from pydantic.json_schema import JsonSchemaValue
 from pydantic_core import PydanticCustomError, core_schema
 
-from amago_core.config.component import ComponentConfig, EnvSuiteConfig
+from amago_core.config.component import ComponentConfig
 from amago_core.plugins.errors import PluginError
 from amago_core.plugins.groups import ENV_SUITES, RELABELERS, ComponentGroup
-from amago_core.plugins.registry import Registries, Registry, registries
+from amago_core.plugins.registry import Registries, registries
 
 REGISTRIES_KEY = "amago_registries"
 """The key of the validation context that holds the :class:`Registries` slots look names up in."""
@@ -51,10 +49,6 @@ def context_registries(context: Any) -> Registries | None:
 
 def _or_installed(registries_: Registries | None) -> Registries:
     return registries_ if registries_ is not None else registries()
-
-
-def _registry(group: ComponentGroup, registries_: Registries | None = None) -> Registry:
-    return _or_installed(registries_)[group]
 
 
 def _plugin_error(exc: Exception) -> PydanticCustomError:
@@ -92,7 +86,7 @@ class ComponentSlot:
                 "component", msg, {"label": self.group.label, "cls": str(value["class"])}
             )
         try:
-            return _registry(self.group, registries).make_config(value)
+            return _or_installed(registries)[self.group].make_config(value)
         except ValidationError:
             raise  # already located at the offending field of the plugin's Config
         except (PluginError, ValueError, TypeError) as exc:
@@ -128,15 +122,12 @@ class EnvSlot(ComponentSlot):
         super().__init__(ENV_SUITES)
 
     def validate(self, value: Any, registries: Registries | None = None) -> ComponentConfig:
-        if isinstance(value, EnvSuiteConfig):
-            return super().validate(value, registries)
         if isinstance(value, str):
             value = {"id": value}
         if isinstance(value, Mapping) and "id" in value:
             data = dict(value)
-            env_id = data.pop("id")
             try:
-                suite, task = _or_installed(registries).resolve_env_id(str(env_id))
+                suite, task = _or_installed(registries).resolve_env_id(str(data.pop("id")))
             except PluginError as exc:
                 raise _plugin_error(exc) from exc
             data["kind"] = suite
@@ -173,11 +164,12 @@ def component_json_schema(group: ComponentGroup, handler: GetJsonSchemaHandler) 
     in the parent's ``$defs`` and every ``$ref`` resolves. The schema describes what is installed (the
     process-wide registries): schema generation has no validation context.
     """
-    registry = _registry(group)
-    tables: list[JsonSchemaValue] = []
-    for info in registry.describe():
-        if info.spec is not None:
-            tables.append(handler(info.spec.config.__pydantic_core_schema__))
+    registry = registries()[group]
+    tables = [
+        handler(info.spec.config.__pydantic_core_schema__)
+        for info in registry.describe()
+        if info.spec is not None
+    ]
     names = registry.names()
     name_schema: JsonSchemaValue = {"type": "string", "description": f"name of an installed {group.label}"}
     if names and group is not ENV_SUITES:  # env ids carry a task after the suite name, so no enum

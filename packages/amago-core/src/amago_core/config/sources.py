@@ -8,6 +8,7 @@ names the field wherever its value came from.
 from __future__ import annotations
 
 import copy
+import functools
 import json
 import os
 import tomllib
@@ -129,12 +130,11 @@ def is_run_record(path: str | os.PathLike[str], data: Mapping[str, Any]) -> bool
 def folder_owned_settings(data: Mapping[str, Any]) -> dict[str, Any]:
     """The :data:`FOLDER_OWNED_SETTINGS` a config tree sets (dotted key -> value; unset, null and false ones,
     which ask for nothing, left out)."""
-    found: dict[str, Any] = {}
-    for section, key in FOLDER_OWNED_SETTINGS:
-        table = data.get(section)
-        if isinstance(table, Mapping) and table.get(key) not in (None, False):
-            found[f"{section}.{key}"] = table[key]
-    return found
+    return {
+        f"{section}.{key}": data[section][key]
+        for section, key in FOLDER_OWNED_SETTINGS
+        if isinstance(data.get(section), Mapping) and data[section].get(key) not in (None, False)
+    }
 
 
 def without_folder_owned(data: dict[str, Any]) -> dict[str, Any]:
@@ -155,8 +155,9 @@ def read_raw_config_file(path: str | os.PathLike[str]) -> dict[str, Any]:
             deeper than :data:`MAX_CONFIG_DEPTH`.
     """
     file = Path(path)
+    where = f"config file {str(file)!r}"
     if not file.is_file():
-        msg = f"config file {str(file)!r} does not exist; check the path given to -c"
+        msg = f"{where} does not exist; check the path given to -c"
         raise ConfigSourceError(msg)
     suffix = file.suffix.lower()
     text = file.read_text(encoding="utf-8")
@@ -170,30 +171,27 @@ def read_raw_config_file(path: str | os.PathLike[str]) -> dict[str, Any]:
 
             data = yaml.safe_load(text) or {}
         else:
-            msg = f"config file {str(file)!r}: unknown format {suffix!r}; use .toml, .json or .yaml"
+            msg = f"{where}: unknown format {suffix!r}; use .toml, .json or .yaml"
             raise ConfigSourceError(msg)
     except (tomllib.TOMLDecodeError, json.JSONDecodeError) as exc:
-        msg = f"config file {str(file)!r} is not valid {suffix[1:].upper()}: {exc}"
+        msg = f"{where} is not valid {suffix[1:].upper()}: {exc}"
         raise ConfigSourceError(msg) from exc
     except RecursionError:
         # Raised from deep inside the parser; its traceback says nothing a user needs (and is huge).
-        msg = (
-            f"config file {str(file)!r} nests tables or lists more deeply than Python can parse; no config "
-            "does, fix the file"
-        )
+        msg = f"{where} nests tables or lists more deeply than Python can parse; no config does, fix the file"
         raise ConfigSourceError(msg) from None
     except ImportError as exc:  # pragma: no cover - pyyaml is a dependency of amago-core
         msg = f"reading {str(file)!r} needs PyYAML: pip install pyyaml"
         raise ConfigSourceError(msg) from exc
     except Exception as exc:
         if type(exc).__module__.startswith("yaml"):
-            msg = f"config file {str(file)!r} is not valid YAML: {exc}"
+            msg = f"{where} is not valid YAML: {exc}"
             raise ConfigSourceError(msg) from exc
         raise
     if not isinstance(data, dict):
-        msg = f"config file {str(file)!r} must hold a table at the top level, not {type(data).__name__}"
+        msg = f"{where} must hold a table at the top level, not {type(data).__name__}"
         raise ConfigSourceError(msg)
-    _check_depth(data, f"config file {str(file)!r}")
+    _check_depth(data, where)
     return data
 
 
@@ -314,13 +312,6 @@ def _split_options_by_kind(base: Mapping[str, Any]) -> tuple[dict[str, Any], dic
     return job, found
 
 
-def _merge_layers(base: Mapping[str, Any], layers: Iterable[Mapping[str, Any]]) -> dict[str, Any]:
-    merged = dict(base)
-    for layer in layers:
-        merged = deep_merge(merged, layer)
-    return merged
-
-
 def merge_over_job(job: Mapping[str, Any], *layers: Mapping[str, Any]) -> dict[str, Any]:
     """Merges config tables (lowest first) over a job's defaults, such as an env suite's preset.
 
@@ -328,7 +319,7 @@ def merge_over_job(job: Mapping[str, Any], *layers: Mapping[str, Any]) -> dict[s
     below the layers, and never reach the result themselves.
     """
     base, options_by_kind = _split_options_by_kind(job)
-    merged = _merge_layers(base, layers)
+    merged = functools.reduce(deep_merge, layers, dict(base))
     switched = False
     for slot, by_kind in options_by_kind.items():
         chosen = slot_kind(merged.get(slot), slot)
@@ -336,7 +327,7 @@ def merge_over_job(job: Mapping[str, Any], *layers: Mapping[str, Any]) -> dict[s
             own = dict(base[slot]) if slot_kind(base.get(slot), slot) == chosen else {}
             base[slot] = deep_merge(own, {"kind": chosen, **by_kind[chosen]})
             switched = True
-    return _merge_layers(base, layers) if switched else merged
+    return functools.reduce(deep_merge, layers, dict(base)) if switched else merged
 
 
 def merge_sources(

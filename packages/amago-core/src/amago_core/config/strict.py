@@ -1,8 +1,5 @@
-"""``StrictModel``, the base of every amago config model, kept at this import path.
-
-It lives in :mod:`amago_core.plugins.strict`: plugin configs and specs are built on it, and the plugin API sits
-below the config package.
-"""
+"""``StrictModel``, the base of every amago config model, at this import path; it lives in the plugin API
+(:mod:`amago_core.plugins.strict`), which plugin configs and specs are built on."""
 
 from amago_core.plugins.strict import StrictModel, unknown_key_error
 

@@ -1,11 +1,9 @@
 """Train/test task separation: which tasks each split of a run draws, and whether its suite holds tasks out.
 
-A meta-RL result means little without knowing whether the agent was scored on the tasks it trained on. An env
-suite says so with :meth:`DescribesTasks.task_splits` (a :class:`TaskSplits`: a sentence and a machine-readable
-form per split), and a suite that can make tasks no training env ever draws ("unseen" tasks) also builds them
-with :meth:`DescribesTasks.make_unseen_env`. A run writes its suite's description to ``task_split.json`` when it
-starts (:func:`write_task_split`); :func:`task_split_of` reads it back, and ``amago eval --tasks`` picks the
-tasks to score on.
+An env suite says so with :meth:`DescribesTasks.task_splits` (a sentence and a machine-readable form per split),
+and one that can make tasks no training env ever draws ("unseen" tasks) builds them with
+:meth:`DescribesTasks.make_unseen_env`. A run records its suite's description in ``task_split.json``
+(:func:`write_task_split`, read back by :func:`task_split_of`); ``amago eval --tasks`` picks the tasks to score on.
 
 torch-free and gymnasium-free: ``amago compare`` and ``amago eval`` read it before anything heavy is imported.
 """
@@ -14,9 +12,11 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any, Literal, Protocol, runtime_checkable
+
+from amago_core.io import atomic_write_json
 
 TASK_SPLIT_FILE = "task_split.json"
 """The run folder's record of the tasks each split drew (written when the run starts)."""
@@ -65,14 +65,7 @@ class TaskSet:
 
     def to_json(self) -> dict[str, Any]:
         """The JSON form (every key present, None where it does not apply)."""
-        return {
-            "description": self.description,
-            "kind": self.kind,
-            "first": self.first,
-            "count": self.count,
-            "names": list(self.names) if self.names is not None else None,
-            "held_out": self.held_out,
-        }
+        return {**asdict(self), "names": list(self.names) if self.names is not None else None}
 
 
 @dataclass(frozen=True)
@@ -187,35 +180,22 @@ class UnseenEnvMaker:
 
 
 def task_split_record(splits: TaskSplits, env_name: str | None = None) -> dict[str, Any]:
-    """The ``task_split.json`` of a run: ``{"format": 1, "env_name": ..., **splits.to_json()}``.
-
-    Args:
-        splits: the run's suite's description.
-        env_name: the suite's env name (``MetaFrozenLake-k10-5x5-easy-reset``), None when it has none.
-    """
+    """The ``task_split.json`` of a run: ``{"format": 1, "env_name": ..., **splits.to_json()}``, where
+    ``env_name`` is the suite's (``MetaFrozenLake-k10-5x5-easy-reset``), None when it has none."""
     return {"format": TASK_SPLIT_FORMAT, "env_name": env_name, **splits.to_json()}
 
 
 def suite_of_makers(makers: Iterable[Any]) -> Any | None:
     """The env suite behind a run's train/val/test makers (the first that names one), None for Python makers."""
-    for maker in makers:
-        suite = getattr(maker, "suite", None)
-        if suite is not None:
-            return suite
-    return None
+    return next((maker.suite for maker in makers if getattr(maker, "suite", None) is not None), None)
 
 
 def write_task_split(run_root: Path, makers: Iterable[Any]) -> bool:
     """Writes ``run_root/task_split.json`` from the suite behind ``makers``; returns whether it wrote one.
 
-    Runs whose envs come from Python makers (no suite) get no record: their tasks are the script's business.
-
-    Args:
-        run_root: the run folder (the file is written atomically inside it).
-        makers: the run's train, val and test env makers (suite makers carry their suite as ``.suite``).
+    The file is written atomically inside ``run_root``. Runs whose envs come from Python makers (no suite) get
+    no record: their tasks are the script's business.
     """
-    from amago_core.io import atomic_write_json
-
     suite = suite_of_makers(makers)
     if suite is None:
         return False
@@ -241,9 +221,6 @@ def task_split_of(run_dir: Path) -> dict[str, Any] | None:
     whether the suite can make held-out tasks; ``splits[s]["held_out"]`` whether split ``s`` never shares a task
     with training (e.g. to label a compare plot of ``val/`` or ``test/`` records "held-out tasks").
 
-    Args:
-        run_dir: a run folder (``{ckpt_base_dir}/{run_name}``).
-
     Returns:
         The record, or None when the run has none (runs from before the record existed, runs whose envs came
         from Python makers) or it cannot be read as a JSON object with ``splits`` (a damaged file is no reason to
@@ -254,9 +231,7 @@ def task_split_of(run_dir: Path) -> dict[str, Any] | None:
         record = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, ValueError, RecursionError):
         return None
-    if not isinstance(record, dict) or not isinstance(record.get("splits"), dict):
-        return None
-    return record
+    return record if isinstance(record, dict) and isinstance(record.get("splits"), dict) else None
 
 
 __all__ = [

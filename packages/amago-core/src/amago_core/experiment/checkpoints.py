@@ -1,18 +1,13 @@
 """Checkpoint I/O: policy weights, training states and the progress record, in formats that run no code on load.
 
 A training state folder holds the model (``model.safetensors``), the optimiser, LR schedule and gradient scaler
-(``*.json`` + ``*.safetensors``), each process's random states (``rng_{i}.*``) and ``progress.json``, which is
-written last: a folder without it is incomplete and never loaded. Nothing here unpickles: a run folder may come
-from anyone. accelerate still prepares the model for DDP and mixed precision; its ``save_state``/``load_state``
-(pickle files) are not used.
+(``*.json`` + ``*.safetensors``), each process's random states (``rng_{i}.*``) and ``progress.json``, written
+last: a folder without it is incomplete and never loaded. Nothing here unpickles (a run folder may come from
+anyone), so accelerate's ``save_state``/``load_state`` (pickle files) are not used.
 
-Writes never leave a half-written state where a resume would pick it: a state is filled under a hidden name and
-renamed into place once complete, and a kept epoch's policy weights are written before its state, so a kill
-between them never leaves a kept state without its weights. A write that fails (a full disk, a read-only folder) removes its own partial
-files, leaves every earlier checkpoint as it was, and is raised in every process as an ``OSError`` naming the
-target. Retention (``schedule.keep_*``) removes old states and weights only after a newer one is complete; it
-counts only the states amago can load, by the epoch their progress file records. Every write and delete is
-checked to stay in the run folder through no symlink (``RunPaths.check``).
+A state is filled under a hidden name and renamed into place once complete. A write that fails removes its own
+partial files, leaves every earlier checkpoint as it was, and is raised in every process as an ``OSError`` naming
+the target. Every write and delete is checked to stay in the run folder through no symlink (``RunPaths.check``).
 """
 
 from __future__ import annotations
@@ -115,8 +110,6 @@ def save_policy_weights(policy: torch.nn.Module, path: Path, *, root: Path | Non
     ``safetensors.torch.save_model`` de-duplicates shared tensors, which a plain ``save_file`` refuses.
 
     Args:
-        policy: the module whose state is written.
-        path: the ``.safetensors`` file.
         root: the folder ``path`` must stay in, through no symlink (a run folder); None: no check.
 
     Raises:
@@ -131,7 +124,6 @@ def load_policy_weights(policy: torch.nn.Module, path: Path, retries: int = 1) -
     """Loads weights saved by :func:`save_policy_weights` (strict: every key must match).
 
     Args:
-        policy: the agent to load into.
         path: the ``.safetensors`` file (nothing else is read: no pickles).
         retries: attempts, one second apart (a collector may read while the learner replaces the file; the
             write is atomic, so a retry only covers the file briefly missing on some filesystems).
@@ -276,16 +268,11 @@ def read_training_state(folder: Path, process_index: int) -> TrainingState:
 
 
 class CheckpointStore:
-    """Writes and reads one run's training states and policy weights.
-
-    Args:
-        accelerator: the run's accelerator (processes, the gradient scaler, barriers).
-        paths: the run's folders.
-    """
+    """Writes and reads one run's training states and policy weights (``accelerator``: the processes, the
+    gradient scaler, barriers)."""
 
     def __init__(self, accelerator: Accelerator, paths: RunPaths):
-        self.accelerator = accelerator
-        self.paths = paths
+        self.accelerator, self.paths = accelerator, paths
 
     def save(
         self,
@@ -321,19 +308,18 @@ class CheckpointStore:
             write_progress(incoming, asdict(progress))  # last: from here on the folder counts as complete
             _move_into_place(incoming, target)
 
+        def write_rng() -> None:  # every process writes its own
+            save_state(
+                random_states(dataset_rng), self.paths.check(incoming), f"rng_{accelerator.process_index}"
+            )
+
         def remove_incoming() -> None:
             shutil.rmtree(incoming, ignore_errors=True)  # frees what the failed write took
 
         # Each phase ends with every process learning whether any failed (the barrier the phases need anyway),
         # so a failure in one process never leaves the others waiting at a barrier it will not reach.
-        self._agree(_attempt(make_incoming) if main else None, target, remove_incoming)
-        rng_file = f"rng_{accelerator.process_index}"
-        self._agree(
-            _attempt(lambda: save_state(random_states(dataset_rng), self.paths.check(incoming), rng_file)),
-            target,
-            remove_incoming,
-        )
-        self._agree(_attempt(write_main_files) if main else None, target, remove_incoming)
+        for phase in (make_incoming, write_rng, write_main_files):
+            self._agree(_attempt(phase) if main or phase is write_rng else None, target, remove_incoming)
         return target
 
     def write_on_main(self, path: Path, write: Callable[[], None]) -> None:
@@ -397,13 +383,10 @@ class CheckpointStore:
     def prune_states(self, newest: int, every: int | None) -> list[Path]:
         """Removes the kept training states a retention rule drops (main process; after the newest is complete).
 
-        Only states amago can load count (:func:`loadable`), by the epoch their progress file records: a folder
-        without ``progress.json``, a folder of pickles or a damaged one never pushes a loadable one out (it is
-        left alone), and the newest loadable state is always kept. Hidden folders of saves that a kill cut
-        short (``.*.incoming``, ``.*.replaced``) go too: only this process writes them, and its save has finished.
-
-        Raises:
-            UnsafePathError: the states folder is a symlink (or lies behind one); nothing is removed.
+        Only states amago can load count (:func:`loadable`), by the epoch their progress file records: any other
+        folder is left alone and never pushes a loadable one out; the newest loadable state is always kept.
+        Hidden folders of saves that a kill cut short (``.*.incoming``, ``.*.replaced``) go too: only this
+        process writes them, and its save has finished.
 
         Args:
             newest: keep the newest N complete states (``schedule.keep_states``).
@@ -411,6 +394,9 @@ class CheckpointStore:
 
         Returns:
             The removed folders.
+
+        Raises:
+            UnsafePathError: the states folder is a symlink (or lies behind one); nothing is removed.
         """
         if not self.accelerator.is_main_process:
             return []
@@ -482,10 +468,8 @@ class CheckpointStore:
         Raises:
             OSError: the write failed (in every process; the previous file stays).
         """
-        self.write_on_main(
-            self.paths.latest_policy,
-            lambda: save_policy_weights(policy, self.paths.latest_policy, root=self.paths.root),
-        )
+        latest = self.paths.latest_policy
+        self.write_on_main(latest, lambda: save_policy_weights(policy, latest, root=self.paths.root))
 
     def read_latest(self, policy: torch.nn.Module) -> bool:
         """Loads ``ckpts/latest`` if it exists; returns whether it did."""

@@ -1,9 +1,8 @@
-"""``RunCounters``: how far a run got and its training clock, one value the experiment holds (``counters``).
+"""``RunCounters``: how far a run got and its training clock (``experiment.counters``).
 
-The epoch, the optimiser updates, the env steps (in all and by env name) and the seconds of training change only
-through this object's methods, called by the loop that owns it, and are restored in one place (:meth:`restore`,
-from a training state's :class:`~amago_core.experiment.checkpoints.Progress`); :meth:`record` is that same
-``Progress`` for a checkpoint. Everything else reads them (``experiment.epoch``, the hooks' ``RunView``).
+They change only through this object's methods, called by the loop that owns it, and are restored in one place
+(:meth:`restore`, from a training state's :class:`~amago_core.experiment.checkpoints.Progress`); everything else
+reads them.
 """
 
 from __future__ import annotations
@@ -42,7 +41,6 @@ class RunCounters:
         self._learn_seconds: float | None = None
         self._learn_start_counts = (0, 0)
 
-    # ---- reading -------------------------------------------------------------------------------------------
     @property
     def epoch(self) -> int:
         """The epoch running (or just finished); after :meth:`restore` with ``next_epoch``, the next to run."""
@@ -116,7 +114,6 @@ class RunCounters:
             wall_seconds=self.training_wall_seconds,
         )
 
-    # ---- changing (the loop's) -----------------------------------------------------------------------------
     def at_epoch(self, epoch: int) -> None:
         """The loop moved to ``epoch``."""
         self._epoch = epoch

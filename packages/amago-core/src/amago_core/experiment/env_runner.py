@@ -1,12 +1,9 @@
 """``EnvRunner``: this process's env pools and the policy's memory in them; it collects and evaluates.
 
-An :class:`~amago_core.experiment.Experiment` owns one (``experiment.env_runner``, built by ``start()``). The
-runner steps envs and returns what happened (frames, returns, metrics); the experiment counts, logs and decides
-when. The rollout loop itself stays an override point of the experiment (``Experiment.interact``): the runner
-is handed that method, so a subclass's ``interact`` is what collection and evaluation run.
-
-A remote collector (``ray.actors > 0``) is part of the runner too: it collects instead of a local train pool,
-and the Ray actors use the runner's public :meth:`pool` and :meth:`evaluate` on their side.
+The runner steps envs and returns what happened (frames, returns, metrics); the experiment counts, logs and
+decides when. It is handed ``Experiment.interact``, so a subclass's rollout loop is what it runs. A remote
+collector (``ray.actors > 0``) collects instead of a local train pool; the Ray actors use the runner's public
+:meth:`pool` and :meth:`evaluate` on their side.
 """
 
 from __future__ import annotations
@@ -76,7 +73,6 @@ class EnvRunner:
         self.train_timestep: Any = None
         """The train pool's last timestep: the policy's next input."""
 
-    # ---- pools ---------------------------------------------------------------------------------------------
     def actor_makers(self, make_env: EnvMakers, role: Role) -> list[Callable[[], Any]]:
         """One env maker per actor of this process (one for an already-vectorised env)."""
         rollout = self.config.rollout
@@ -147,7 +143,6 @@ class EnvRunner:
         if evaluates and make_val_env is not None:
             self.open_val_pool(make_val_env)
 
-    # ---- collection and evaluation -------------------------------------------------------------------------
     def collect(self, epoch: int, timesteps: int, policy: Any) -> Collected | None:
         """One epoch of train collection: ``timesteps`` steps of every train env (or the remote collector's).
 

@@ -1,11 +1,9 @@
-"""``Experiment``: the training loop over one config (the seeds' Experiment API: build, train, evaluate an agent).
+"""``Experiment``: the training loop over one config (build, train, evaluate an agent).
 
-Per epoch: evaluate -> collect -> learn -> checkpoint (``run.mode`` splits collecting and learning between processes).
-The experiment owns parts with public interfaces (``counters``, ``stop``, ``reports``; from :meth:`Experiment.start`
-on ``session``, ``env_runner``, ``learner``, ``checkpoints``), and is the loop and AMAGO's override points, which
-hand the parts what they need; the parts are handed the overridable methods in turn (the runner runs ``interact``,
-the learner minimises ``compute_loss``), so a subclass's override is what runs. AMAGO's flat keywords and aliases
-are the compatibility layer's ``amago.Experiment``.
+Per epoch: evaluate -> collect -> learn -> checkpoint. The experiment owns parts with public interfaces
+(``counters``, ``stop``, ``reports``; from :meth:`Experiment.start` on ``session``, ``env_runner``, ``learner``,
+``checkpoints``) and hands them its overridable methods (the runner runs ``interact``, the learner minimises
+``compute_loss``), so a subclass's override is what runs.
 """
 
 from __future__ import annotations
@@ -154,7 +152,6 @@ class Experiment:
             self.given_makers, self.config, self.registries
         )
 
-    # ---- what the parts hold, read-only (each part changes its own state) ----------------------------------
     epoch: int = read_only("counters", "epoch", "The epoch running (or just done); after learn(), the next.")
     grad_update_counter: int = read_only("counters", "grad_update_counter", "Optimiser updates so far.")
     total_frames: int = read_only("counters", "total_frames", "Env steps so far, over every process.")
@@ -201,7 +198,6 @@ class Experiment:
         chosen = self.precision.used if self.precision is not None else self.config.optim.mixed_precision
         return precision_probe.autocast_for(self._accelerator.device.type, chosen)
 
-    # ---- setup (AMAGO's start order) -----------------------------------------------------------------------
     def start(self, resume: bool = False) -> None:
         """Builds everything (dataset, envs, model, checkpoints, logger); call before :meth:`learn`.
 
@@ -255,9 +251,8 @@ class Experiment:
 
     def init_dsets(self) -> RLDataset:
         """Configures the dataset (the default disk buffer, with the config's relabeler, if none was given)."""
-        given, accelerator, allow = self.dataset, self._accelerator, self.allow_traj_pickles
         self.dataset = setup.prepare_dataset(
-            given, self.config, self.components, self.role, accelerator, allow
+            self.dataset, self.config, self.components, self.role, self._accelerator, self.allow_traj_pickles
         )
         return self.dataset
 
@@ -315,7 +310,6 @@ class Experiment:
         """Prints the run's key settings."""
         self._say("\n".join(summary_lines(self, env_summary)))
 
-    # ---- acting: collection and evaluation -----------------------------------------------------------------
     def interact(
         self,
         envs: Any,
@@ -356,8 +350,7 @@ class Experiment:
         """Steps the train envs ``train_timesteps_per_epoch`` times (they and the policy's memory persist across
         epochs); finished trajectories go to the buffer. A remote ``collector`` collects instead."""
         timesteps = self.config.schedule.train_timesteps_per_epoch
-        gathered = self._runner().collect_gathered(self.epoch, timesteps, self.policy)
-        if gathered is not None:
+        if (gathered := self._runner().collect_gathered(self.epoch, timesteps, self.policy)) is not None:
             frames, metrics = gathered
             self.counters.count_frames(frames)
             if metrics:  # the returns of the train episodes that finished this epoch
@@ -388,11 +381,9 @@ class Experiment:
         """One-off evaluation on new envs (:meth:`EnvRunner.test`); logs under ``section/`` and returns this
         process's metrics.
 
-        ``render`` calls the pool's ``render()`` after every step. ``section`` is ``test`` for the run's test
-        split; ``amago eval --tasks unseen`` logs ``test-unseen``, so that a pass on other tasks never passes for
-        the run's test result. ``wrap_test_makers`` changes the test env makers (one per actor) in the main
-        process only, before the pool is built (amago-tools records env 0's episodes with it: one process
-        records).
+        ``section`` is ``test`` for the run's test split (``amago eval --tasks unseen`` logs ``test-unseen``, so
+        that a pass on other tasks never passes for the run's test result). ``wrap_test_makers`` changes the test
+        env makers in the main process only (one process records env 0's episodes with it).
         """
         wrap = wrap_test_makers if self._accelerator.is_main_process else None
         save_to = Path(save_trajs_to) if save_trajs_to else None
@@ -407,7 +398,6 @@ class Experiment:
         self.reports.evaluated(section, average_over_processes(self._accelerator, metrics))
         return metrics
 
-    # ---- learning ------------------------------------------------------------------------------------------
     def init_dloaders(self) -> DataLoader:
         """A DataLoader over the dataset for one epoch (rebuilt each epoch so workers see new files), yielding
         lists of ``length_group_batches`` ``(Batch, loss_weight)`` pairs of similar lengths (an override may yield
@@ -491,8 +481,7 @@ class Experiment:
             self.evaluate_val()
         if role.collects and epoch >= sched.start_collecting_at_epoch and sched.train_timesteps_per_epoch > 0:
             self.collect_new_training_data()
-        dataset_metrics = end_of_collection(dataset, self._accelerator)
-        if dataset_metrics:
+        if dataset_metrics := end_of_collection(dataset, self._accelerator):
             self.reports.keep(dataset_metrics, "dataset")
         if not role.learns:
             return
@@ -552,7 +541,6 @@ class Experiment:
         """Logs ``metrics`` under the ``key`` section with the current x-axes."""
         return self.reports.log(metrics, key)
 
-    # ---- checkpoints (AMAGO's names; the part is ``checkpoints``) --------------------------------------------
     def save_checkpoint(self) -> None:
         """Saves this epoch's training state and policy weights, then what retention drops goes
         (:meth:`RunCheckpoints.save_epoch`; RunFolderWriteError: a write failed, earlier ones are intact)."""

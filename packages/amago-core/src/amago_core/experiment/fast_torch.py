@@ -1,14 +1,10 @@
-"""Keeps torch's compiler stack (``torch._dynamo``, ~1.5 s to import here) out of runs that never compile.
+"""Keeps torch's compiler stack (``torch._dynamo``, ~1.5 s to import) out of runs that never compile, and holds
+``run.compile``'s parts: the one place that calls ``torch.compile``, and the fallback to eager code.
 
-The optimiser's methods (``__init__`` via ``add_param_group``, ``zero_grad``, the Adam kernels, ``state_dict``...)
-are wrapped by torch in ``torch._disable_dynamo``, which imports ``torch._dynamo`` on their first call only to
-mark them "do not trace". A run that never calls ``torch.compile`` has nothing to hide them from, so the mark is
-given up front: each wrapped function is recorded as its own "disabled" version (the attribute torch's wrapper
-caches it under), and the import never happens. Once something has imported ``torch._dynamo`` (a flex-attention
-encoder, a plugin that compiles), this does nothing and torch behaves as it intends.
-
-It also holds ``run.compile``'s parts (:func:`compile_wanted`, :class:`CompiledOrEager`): the one place that calls
-``torch.compile``, and the fallback to eager code when compilation breaks.
+torch wraps the optimiser's methods in ``torch._disable_dynamo``, which imports ``torch._dynamo`` on their first
+call only to mark them "do not trace". A run that never compiles gives the mark up front (each wrapped function
+recorded as its own "disabled" version, where torch's wrapper caches it), so the import never happens. Once
+something has imported ``torch._dynamo``, this does nothing and torch behaves as it intends.
 """
 
 from __future__ import annotations
@@ -28,13 +24,10 @@ CACHE_ATTRIBUTE = "__dynamo_disable"
 def _wrapped_functions(module: ModuleType) -> list[FunctionType]:
     """Python functions that something in ``module`` (or one of its classes) wraps with ``functools.wraps``."""
     owners: list[object] = [module, *(v for v in vars(module).values() if isinstance(v, type))]
-    found = []
-    for owner in owners:
-        for value in list(vars(owner).values()):
-            wrapped = getattr(value, "__wrapped__", None)
-            if isinstance(wrapped, FunctionType):
-                found.append(wrapped)
-    return found
+    wrapped = (
+        getattr(value, "__wrapped__", None) for owner in owners for value in list(vars(owner).values())
+    )
+    return [function for function in wrapped if isinstance(function, FunctionType)]
 
 
 def skip_dynamo_import() -> int:
@@ -54,12 +47,10 @@ def skip_dynamo_import() -> int:
         modules = [
             m for name, m in list(sys.modules.items()) if name.startswith("torch.optim") and m is not None
         ]
-        marked = 0
-        for module in modules:
-            for function in _wrapped_functions(module):
-                setattr(function, CACHE_ATTRIBUTE, function)
-                marked += 1
-        return marked
+        functions = [function for module in modules for function in _wrapped_functions(module)]
+        for function in functions:
+            setattr(function, CACHE_ATTRIBUTE, function)
+        return len(functions)
     except Exception:  # torch changed in a way this does not know: fall back to torch's own behaviour
         return 0
 
@@ -106,10 +97,10 @@ _MMAP_LIMIT = 32 * 2**20  # glibc's largest allowed M_MMAP_THRESHOLD on 64-bit s
 def tune_allocator() -> bool:
     """Keeps freed tensor memory in glibc's heap for reuse instead of handing it back to the OS.
 
-    A training step allocates and frees many activation tensors of a few to ~30 MB. glibc serves each of those
-    with a fresh ``mmap`` and unmaps it on free, so every step pays page faults on all of it again; on a virtual
-    machine that measured ~15 % of a GRU or Transformer update. Raising the mmap and trim thresholds (what
-    ``MALLOC_MMAP_THRESHOLD_`` / ``MALLOC_TRIM_THRESHOLD_`` would do) lets the heap reuse them.
+    A training step allocates and frees many activation tensors of a few to ~30 MB, which glibc serves with a
+    fresh ``mmap`` each and unmaps on free, so every step pays page faults on all of it again (~15 % of an
+    update). Raising the mmap and trim thresholds (``MALLOC_MMAP_THRESHOLD_``/``MALLOC_TRIM_THRESHOLD_``) lets the
+    heap reuse them.
 
     Returns:
         Whether the allocator was tuned (only glibc, and only when no ``MALLOC_*`` variable says otherwise).
@@ -138,20 +129,13 @@ def tune_allocator() -> bool:
         return False
 
 
-# ---- run.compile: torch.compile where it pays, eager wherever it fails ------------------------------------------
-
-
 def compile_wanted(setting: str, device: torch.device, part: Literal["update", "rollout"]) -> bool:
     """Whether ``run.compile`` (``auto`` / ``on`` / ``off``) compiles ``part`` on ``device``.
 
-    ``auto`` compiles the update on CUDA only, and never the rollout step. Measured on this project's CPU
-    (``bench/compile_speed.py``, 2-core EPYC, AVX2, one thread, three runs): compiling costs 5-240 s per part and
-    model in a fresh process (1-10 s with inductor's on-disk cache warm), and the compiled update ran 0.7-1.7x as
-    fast as eager (ff / GRU / Transformer / Mamba), which a short CPU run (tests, smoke runs, demos) never earns
-    back. The Transformer's rollout step recompiles as its KV cache grows (its cache lengths are Python ints and
-    each layer guards its own shapes) and ran 16-28x slower than eager once the recompile limit was hit, on any
-    device, so ``auto`` leaves rollouts eager everywhere; CUDA's update (launch-bound small kernels, fused by
-    inductor) is compiling's usual win, though this session had no GPU to measure it on.
+    ``auto`` compiles the update on CUDA only (launch-bound small kernels, which inductor fuses), and never the
+    rollout step. On a CPU compiling costs 5-240 s per part and model and the compiled update ran 0.7-1.7x as
+    fast as eager (``bench/compile_speed.py``), which a short run never earns back; the Transformer's rollout
+    step recompiles as its KV cache grows and ran 16-28x slower than eager on any device.
     """
     if setting == "auto":
         return part == "update" and device.type == "cuda"

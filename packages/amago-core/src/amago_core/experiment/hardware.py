@@ -1,14 +1,11 @@
 """What the machine offers a run's arithmetic: the CPU's flags, native bf16, and what reduced precision costs.
 
 ``optim.mixed_precision=auto`` resolves here at start, per phase (the update, the rollouts): fp32 where the training
-device does not compute bf16 natively; where it does (a CUDA GPU that supports it; a CPU with avx512_bf16 or AMX),
-the start times an update and a policy step in both precisions (``experiment.precision_probe``) and each phase
-takes bf16 only where it measured faster. A CPU without native bf16 or fp16 emulates them, which a tiny timed
-matmul measures (tens of times slower than fp32 on an AVX2-only CPU), so asking for them there gets one warning
-line with the measured factor.
+device does not compute bf16 natively; where it does, the start times both phases in both precisions
+(``experiment.precision_probe``) and each takes bf16 only where it measured faster. Asking for a precision the CPU
+emulates gets one warning line with the slowdown a tiny timed matmul measured.
 
-Torch-free at import (the CLI and listings may import this module); torch is imported by the functions that
-time or ask CUDA.
+Torch-free at import (the CLI and listings may import this module).
 """
 
 from __future__ import annotations
@@ -48,14 +45,8 @@ _MATMUL_SIZE = 128
 
 
 def parse_cpu_flags(cpuinfo: str) -> frozenset[str]:
-    """The flags of the first processor in ``/proc/cpuinfo`` text (x86's ``flags``, aarch64's ``Features``).
-
-    Args:
-        cpuinfo: the file's text.
-
-    Returns:
-        The flags, lower-case; empty when the text lists none.
-    """
+    """The flags of the first processor in ``/proc/cpuinfo`` text (x86's ``flags``, aarch64's ``Features``),
+    lower-case; empty when the text lists none."""
     for line in cpuinfo.splitlines():
         key, sep, value = line.partition(":")
         if sep and key.strip().lower() in ("flags", "features"):
@@ -106,10 +97,8 @@ def native_bf16(device_type: str) -> bool:
 def cpu_slowdown(precision: Precision) -> float:
     """How many times slower a small matmul is in ``precision`` than in fp32 on this CPU (once per process).
 
-    The best of three timings of a 128×128 matmul each way, on one thread: a few milliseconds where the precision
-    is emulated, well under one where it is native. One thread, because a multi-threaded fp32 matmul on a busy
-    machine waits for cores others hold (measured 10x slower at a load of 4 on 2 cores) while the emulated one
-    does not, which would turn the ratio upside down.
+    The best of three timings of a 128×128 matmul each way, on one thread: a multi-threaded fp32 matmul on a busy
+    machine waits for cores others hold while the emulated one does not, which would turn the ratio upside down.
     """
     if precision == "no":
         return 1.0
@@ -292,10 +281,9 @@ class PrecisionChoice:
 
 
 ONEDNN_CACHE_LIMITS = {"ONEDNN_PRIMITIVE_CACHE_CAPACITY": "64", "LRU_CACHE_CAPACITY": "16"}
-"""oneDNN's caches of built kernels, bounded for bf16 on a CPU. bf16 matmuls go through oneDNN there, which keeps
-a kernel per matrix shape; training batches change shape every update (their real steps), so with the defaults
-a bf16 run's RSS grew ~30 MB per update, to 3.2 GiB against fp32's 1.3 GiB after ~120 updates (avx512_bf16 CPU,
-issue 39). These limits left bf16 RSS below fp32's at the same updates/s; 0/1 also bounds it but ran ~11 % slower."""
+"""oneDNN's caches of built kernels, bounded for bf16 on a CPU. oneDNN keeps a kernel per matrix shape, and
+training batches change shape every update, so with the defaults a bf16 run's memory grew ~30 MB per update.
+These limits kept it below fp32's at the same updates/s; 0/1 also bounds it but ran ~11 % slower."""
 
 
 def bound_onednn_caches(device_type: str, precisions: set[str]) -> None:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import warnings
 from typing import TYPE_CHECKING, Any
 
+from amago_core.experiment.counters import read_only
 from amago_core.hooks.specs import RunView
 
 if TYPE_CHECKING:
@@ -25,30 +26,13 @@ class HookView:
     def __init__(self, experiment: RunView) -> None:
         self._experiment = experiment
 
-    @property
-    def config(self) -> Any:
-        """The run's validated config."""
-        return self._experiment.config
-
-    @property
-    def paths(self) -> RunPaths:
-        """The run folder's paths."""
-        return self._experiment.paths
-
-    @property
-    def epoch(self) -> int:
-        """The epoch running (or just finished)."""
-        return self._experiment.epoch
-
-    @property
-    def total_frames(self) -> int:
-        """Env steps collected so far, over every process."""
-        return self._experiment.total_frames
-
-    @property
-    def grad_update_counter(self) -> int:
-        """Optimiser updates so far."""
-        return self._experiment.grad_update_counter
+    config: Any = read_only("_experiment", "config", "The run's validated config.")
+    paths: RunPaths = read_only("_experiment", "paths", "The run folder's paths.")
+    epoch: int = read_only("_experiment", "epoch", "The epoch running (or just finished).")
+    total_frames: int = read_only(
+        "_experiment", "total_frames", "Env steps collected so far, over every process."
+    )
+    grad_update_counter: int = read_only("_experiment", "grad_update_counter", "Optimiser updates so far.")
 
     def request_stop(self) -> None:
         """Ends the run after the current epoch."""

@@ -1,8 +1,6 @@
 """``Learner``: the agent as it is trained, with its optimiser and warmup schedule, and one gradient step.
 
-An :class:`~amago_core.experiment.Experiment` builds one in ``init_model`` (``experiment.learner``). The loss
-stays an override point of the experiment (``Experiment.compute_loss``): :meth:`Learner.step` is handed it, so
-a subclass's loss is what the optimiser minimises. The experiment counts the gradient steps (its progress).
+:meth:`Learner.step` is handed ``Experiment.compute_loss``, so a subclass's loss is what the optimiser minimises.
 """
 
 from __future__ import annotations
@@ -27,9 +25,6 @@ class Learner:
     learning-rate warmup.
 
     Args:
-        accelerator: this process's accelerator (gradient accumulation, DDP, mixed precision).
-        agent: the agent module as built.
-        optimizer: its optimiser (``Experiment.init_optimizer``).
         warmup_steps: optimiser steps over which the learning rate rises linearly to its value.
         compile: compile the prepared module's forward (``run.compile`` resolved): the loss's forward and its
             backward run compiled, and the first step compilation breaks is redone eagerly (see :meth:`step`).
@@ -38,8 +33,7 @@ class Learner:
         agent: the agent as built (what checkpoints save and rollouts act with).
         prepared: the same module as accelerate prepared it (DDP-wrapped when several processes train); the
             forward of the loss goes through it.
-        optimizer: the optimiser, as accelerate prepared it.
-        lr_schedule: the warmup schedule, as accelerate prepared it.
+        optimizer, lr_schedule: the optimiser and the warmup schedule, as accelerate prepared them.
         compile: whether the update runs compiled (False from the first step compilation broke).
     """
 

@@ -63,12 +63,9 @@ def _refuse_wandb_without_its_backend(config: Mapping[str, Any]) -> None:
 
 
 class RunLogger:
-    """One per run. Only the main process logs; the others hold a logger with no backends.
+    """One per run. Only the main process logs (``enabled``); the others hold a logger with no backends.
 
-    Args:
-        run_dir: the run's folder.
-        config: the resolved config as a JSON-safe dict (backends may record it).
-        enabled: False on non-main processes.
+    ``config`` is the resolved config as a JSON-safe dict (backends may record it).
     """
 
     def __init__(self, run_dir: Path, config: dict[str, Any], *, enabled: bool = True):

@@ -31,12 +31,7 @@ class AdamWRel(torch.optim.AdamW):
     call to :meth:`step`, as AMAGO counts them.
 
     Args:
-        params: parameters (or parameter groups) to optimise.
-        reset_interval: updates between resets of the step count (at least 1).
-        lr: learning rate.
-        betas: Adam's moment decay rates.
-        eps: added to the denominator.
-        weight_decay: decoupled weight decay (AdamW's).
+        reset_interval: updates between resets of the step count (at least 1); the rest are AdamW's.
     """
 
     def __init__(

@@ -138,18 +138,10 @@ def creator_seed(seed: int | None, process: int, role: Role, actor: int) -> int 
 
 
 class RolePool(VectorPool):
-    """A vector pool that knows its role and seeds its own first reset.
-
-    Args:
-        pool: the pool stepping the envs.
-        role: ``train``, ``val`` or ``test``.
-        first_seed: the seed of its first reset (None: unseeded).
-    """
+    """A vector pool that knows its role and seeds its own first reset with ``first_seed`` (None: unseeded)."""
 
     def __init__(self, pool: VectorPool, role: Role, first_seed: int | None):
-        self.pool = pool
-        self.role = role
-        self.first_seed = first_seed
+        self.pool, self.role, self.first_seed = pool, role, first_seed
         self.num_envs = pool.num_envs
         self.seeded = False
 
@@ -192,12 +184,10 @@ def build_pool(
     """An env pool for ``role``: one ``EnvCreator`` per maker, the rollout settings, the role's seeds.
 
     Args:
-        config: the run's config (rollout mode, trajectory files, seed).
         makers: one env maker per actor (exactly one for ``already_vectorized``).
-        role: which pool this is; only ``train`` explores.
+        role: which pool this is; only ``train`` explores (``exploration``: the wrapper's builder).
         process: this process's index (processes draw apart).
         save_dir: where finished trajectories go (None: not saved).
-        exploration: the exploration wrapper's builder (``train`` only).
     """
     rollout, replay, seed = config.rollout, config.replay, config.run.seed
     max_seq_len = config.run.max_seq_len

@@ -1,13 +1,9 @@
 """``optim.mixed_precision=auto`` on a device with native bf16: time each phase in both precisions at start.
 
-Native bf16 does not mean faster: on a CPU with avx512_bf16 a small ff update ran 2x faster in bf16 while a
-Transformer update barely gained and a policy step for 16 envs lost to the casts (issue 39). So the start times an
-update and a policy step of the run's own model, once in fp32 and once under bf16 autocast, and each phase takes
-bf16 only where it measured faster (:meth:`~amago_core.experiment.hardware.PrecisionChoice.decided`).
-
-The probe leaves the model as it found it: no optimiser step, the buffers (PopArt's statistics) and torch's random
-streams restored, the gradients cleared. Its batch is random data shaped as the run's (rows capped so that a large
-preset on a CPU pays seconds, not minutes).
+Native bf16 does not mean faster (a small ff update ran 2x faster in bf16 on an avx512_bf16 CPU while a policy
+step for 16 envs lost to the casts), so the start times an update and a policy step of the run's own model in
+fp32 and under bf16 autocast, and each phase takes bf16 only where it measured faster
+(:meth:`~amago_core.experiment.hardware.PrecisionChoice.decided`). The probe leaves the model as it found it.
 """
 
 from __future__ import annotations
@@ -129,15 +125,14 @@ def measure_phases(
     """Times an update (forward and backward of the agent's loss) and a policy step (one action for
     ``acting_rows`` envs), each in fp32 and under bf16 autocast, and leaves ``agent`` as it was.
 
+    No optimiser step is taken; the buffers (PopArt's statistics) and torch's random streams are restored and
+    the gradients cleared.
+
     Args:
-        agent: the run's agent (not yet trained on, or about to be loaded from a saved state).
-        obs_space: the agent's observation space.
-        rl2_space: its previous-reward-and-action space.
-        action_space: its action space.
-        batch_size: the run's batch size (cut to :data:`PROBE_TIMESTEPS` timesteps).
+        batch_size: the run's batch size (cut to :data:`PROBE_TIMESTEPS` timesteps, so that a large preset on a
+            CPU pays seconds, not minutes).
         seq_len: the run's longest training window.
         acting_rows: envs one policy step acts for (the train pool's).
-        device: where the agent is.
         policy_threads: torch threads a rollout uses (``rollout.policy_threads``).
         time_update: also time the update (False in a process that only acts: evaluation, collection).
     """

@@ -1,13 +1,8 @@
 """Whole-run progress on stderr: where the run is (epoch, env steps, updates, ETA) and a compact table of numbers.
 
-Everything here runs once per epoch, never per step, so the loop pays nothing for it. On a terminal the run
-has one whole-run tqdm bar (the per-phase bars of collection, learning and evaluation nest under it); when
-stderr is a file or a CI log, bars are off and each epoch writes one plain line instead, so a redirected log
-holds readable lines rather than carriage-return frames.
-
-The table is what SB3's logger prints: a few lines of the numbers researchers watch (throughput, train and val
-returns, the main losses, elapsed time), printed on validation epochs, the last epoch, and at least once a
-minute in between.
+Everything here runs once per epoch, never per step. On a terminal the run has one whole-run tqdm bar (the
+per-phase bars nest under it); when stderr is a file or a CI log, each epoch writes one plain line instead, so a
+redirected log holds readable lines rather than carriage-return frames. The table is SB3's logger's kind.
 """
 
 from __future__ import annotations
@@ -135,7 +130,6 @@ class RunProgress:
                 smoothing=0,  # the ETA from the mean epoch time, not the last few epochs
             )
 
-    # ---- numbers -------------------------------------------------------------------------------------------
     @property
     def elapsed(self) -> float:
         """Seconds since this session's first epoch began."""
@@ -152,15 +146,15 @@ class RunProgress:
         """Env steps per second over this session (SB3's ``fps``)."""
         return (total_frames - self._frames_at_start) / max(self.elapsed, 1e-9)
 
+    def _steps(self, total_frames: int) -> str:
+        return count(total_frames) + (f"/{count(self.frames_target)}" if self.frames_target > 0 else "")
+
     def line(self, report: EpochReport) -> str:
         """``epoch 12/100 | env steps 1.6k/13.2k | updates 132 | elapsed 00:25 | ETA 03:05``."""
         done = report.epoch + 1
-        steps = f"env steps {count(report.total_frames)}"
-        if self.frames_target > 0:
-            steps += f"/{count(self.frames_target)}"
         return (
-            f"epoch {done}/{self.epochs} | {steps} | updates {count(report.updates)} | "
-            f"elapsed {duration(self.elapsed)} | ETA {duration(self.eta(done))}"
+            f"epoch {done}/{self.epochs} | env steps {self._steps(report.total_frames)} | updates "
+            f"{count(report.updates)} | elapsed {duration(self.elapsed)} | ETA {duration(self.eta(done))}"
         )
 
     def table(self, report: EpochReport) -> list[str]:
@@ -196,7 +190,6 @@ class RunProgress:
             if f"train/{loss}" in metrics:
                 self._losses[loss] = metrics[f"train/{loss}"]
 
-    # ---- output --------------------------------------------------------------------------------------------
     def _write(self, lines: list[str]) -> None:
         if self._bar is not None:
             from tqdm.auto import tqdm
@@ -217,12 +210,8 @@ class RunProgress:
     def epoch_done(self, report: EpochReport) -> None:
         """Reports a finished epoch: the bar moves (a terminal) or one plain line (a file); a table when due."""
         if self._bar is not None:
-            steps = (
-                f"{count(report.total_frames)}/{count(self.frames_target)}"
-                if self.frames_target
-                else count(report.total_frames)
-            )
-            self._bar.set_postfix_str(f"env steps {steps}, updates {count(report.updates)}", refresh=False)
+            steps, updates = self._steps(report.total_frames), count(report.updates)
+            self._bar.set_postfix_str(f"env steps {steps}, updates {updates}", refresh=False)
             self._bar.update(report.epoch + 1 - self._bar.n)
         else:
             self._write([f"amago: {self.line(report)}"])

@@ -21,16 +21,13 @@ def run_record(
 ) -> dict[str, Any]:
     """The JSON written to ``config.resolved.json``: the config, with a ``_provenance`` section.
 
-    ``amago run -c config.resolved.json`` runs the same experiment again (the provenance is ignored when read).
-    A slot that used a Python class records it under ``class``, which a config file cannot load back: such a
-    run reproduces from its script, not from the file, and reading the file says so. A slot whose name a script
-    registered in-process records the class's path beside the name (``registered_in_process``): the file loads
-    back in a process that registered the same class, and elsewhere says which module to import.
+    ``amago run -c config.resolved.json`` runs the same experiment again (the provenance is ignored when read). A
+    slot that used a Python class records it under ``class`` (such a run reproduces from its script, and reading
+    the file says so); one a script registered in-process records the class's path beside its name.
 
-    ``optim.mixed_precision`` holds what was asked for (``auto`` included: a rerun or resume on another machine
-    resolves it there); ``_provenance``'s ``precision`` says what it resolved to for the update and the rollouts,
-    why, and what the start measured (``precision``: the start's choice, None for a config not started), and
-    ``cpu_flags`` which of the flags that decide its speed the CPU has.
+    ``optim.mixed_precision`` holds what was asked for (``auto`` resolves again on another machine);
+    ``_provenance.precision`` what it resolved to and why (``precision``: the start's choice, None for a config
+    not started), and ``cpu_flags`` which of the flags that decide its speed the CPU has.
     """
     record = config.model_dump(mode="json")
     for slot, resolved in components.slots().items():

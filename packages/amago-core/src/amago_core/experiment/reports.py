@@ -1,10 +1,8 @@
 """``RunReports``: what a running experiment reports, and to whom.
 
-An :class:`~amago_core.experiment.Experiment` owns one (``experiment.reports``). Every record goes to the log
-backends (:class:`~amago_core.experiment.logger.RunLogger`, opened by ``init_logger``) with the counters' x-axes;
-the epoch's records are kept for its progress display and the plugins' ``amago_on_epoch_end``; evaluations update the
-session's best val return and call ``amago_on_evaluation``; checkpoints call ``amago_on_checkpoint``. The hooks
-receive the experiment's narrow view (``amago_core.hooks.RunView``), never the experiment.
+Every record goes to the log backends with the counters' x-axes; the epoch's records are kept for its progress
+display and ``amago_on_epoch_end``. The hooks receive the experiment's narrow view (``amago_core.hooks.RunView``),
+never the experiment.
 """
 
 from __future__ import annotations
@@ -135,10 +133,6 @@ class RunReports:
     def close(self) -> None:
         """Closes the log backends. After a failed write the disk may refuse the metrics file's last flush too;
         that failure is already being reported, and a second error here would replace it."""
-        if self._logger is None:
-            return
-        if self._write_failed:
-            with contextlib.suppress(OSError):
+        if self._logger is not None:
+            with contextlib.suppress(OSError) if self._write_failed else contextlib.nullcontext():
                 self._logger.close()
-        else:
-            self._logger.close()

@@ -98,19 +98,17 @@ def _restore_optimiser_settings(
     experiment: Resumable, fresh: tuple[list[dict[str, Any]], list[float] | None]
 ) -> None:
     groups, base_lrs = fresh
-    scheduler = _scheduler(experiment)
-    for group, settings in zip(_learner(experiment).optimizer.param_groups, groups, strict=True):
+    scheduler, param_groups = _scheduler(experiment), _learner(experiment).optimizer.param_groups
+    for group, settings in zip(param_groups, groups, strict=True):
         group.update(settings)
     if base_lrs is None:
         return
     scheduler.base_lrs = base_lrs
     lambdas = getattr(scheduler, "lr_lambdas", None)
     if lambdas is not None:  # LambdaLR: the rate at the restored step, from this config's base and warmup
-        for group, base, factor in zip(
-            _learner(experiment).optimizer.param_groups, base_lrs, lambdas, strict=True
-        ):
+        for group, base, factor in zip(param_groups, base_lrs, lambdas, strict=True):
             group["lr"] = base * factor(scheduler.last_epoch)
-        scheduler._last_lr = [group["lr"] for group in _learner(experiment).optimizer.param_groups]
+        scheduler._last_lr = [group["lr"] for group in param_groups]
 
 
 def _mismatch_line(experiment: Resumable, exc: BaseException) -> str:

@@ -1,10 +1,8 @@
 """``RunCheckpoints``: what a running experiment saves and loads, with retention and one-line write failures.
 
-An :class:`~amago_core.experiment.Experiment` owns one (``experiment.checkpoints``, built by ``start()``). It
-decides *what* a checkpoint is (the learner's model, optimiser and schedule, the progress counters, the dataset's
-random stream) and in which order things are written; the file formats and the atomic writes are
-:class:`~amago_core.experiment.checkpoints.CheckpointStore`'s. The experiment keeps AMAGO's method names
-(``save_checkpoint``, ``load_checkpoint_from_path``...) as delegations to this part.
+It decides *what* a checkpoint is (the learner's model, optimiser and schedule, the progress counters, the
+dataset's random stream) and in which order things are written; the file formats and the atomic writes are
+:class:`~amago_core.experiment.checkpoints.CheckpointStore`'s.
 """
 
 from __future__ import annotations
@@ -83,7 +81,6 @@ class RunCheckpoints:
     def _dataset_rng(self) -> np.random.Generator | None:
         return self._run.dataset.rng if self._run.dataset is not None else None
 
-    # ---- saving --------------------------------------------------------------------------------------------
     def save_epoch(self, schedule: ScheduleSection) -> Path:
         """Saves the policy weights and the full training state of the current epoch, then removes what
         retention drops (over every state in the folder) and calls the checkpoint hook; returns the state's
@@ -148,7 +145,6 @@ class RunCheckpoints:
         except OSError as exc:
             raise describe_write_failure(exc, path, self.paths, buffer_dir_of(self._run.dataset)) from exc
 
-    # ---- loading -------------------------------------------------------------------------------------------
     def state_of_epoch(self, epoch: int) -> Path:
         """The folder of the complete training state saved after ``epoch``.
 

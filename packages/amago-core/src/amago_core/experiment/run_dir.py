@@ -9,10 +9,9 @@ Layout (ARCHITECTURE §6)::
       ckpts/latest/policy.safetensors
       ckpts/latest/state_epoch_{e}/               the rolling state (the newest completed epoch)
 
-Writes go to temp names renamed into place, so a crash, a full disk or a read-only folder leaves the previous
-files complete; :class:`RunFolderWriteError` then stops the run with one line naming the folder and what to free.
-Every write, rename and delete first checks its path with :meth:`RunPaths.check`: it stays in the run folder and
-goes through no symlink (a run folder may come from anyone, and a planted link must not steer a write elsewhere).
+Writes go to temp names renamed into place, so a failed write leaves the previous files complete;
+:class:`RunFolderWriteError` then stops the run with one line naming the folder and what to free. Every write,
+rename and delete first checks its path with :meth:`RunPaths.check` (a planted symlink must not steer it).
 """
 
 from __future__ import annotations
@@ -24,7 +23,7 @@ import re
 import shutil
 import tempfile
 from collections.abc import Callable, Iterable, Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -115,12 +114,8 @@ class RunPaths:
         complete: they are written under a temp name and renamed)."""
         if not self.policy_weights.is_dir():
             return []
-        found = []
-        for child in self.policy_weights.iterdir():
-            match = _POLICY_FILE.match(child.name)
-            if match:
-                found.append((int(match.group(1)), child))
-        return sorted(found)
+        matches = ((_POLICY_FILE.match(child.name), child) for child in self.policy_weights.iterdir())
+        return sorted((int(match.group(1)), child) for match, child in matches if match)
 
     def check(self, path: Path) -> Path:
         """Returns ``path`` once checked to stay in the run folder through no symlink (call before writing,
@@ -152,11 +147,10 @@ class RunPaths:
     def saved_states(self) -> list[tuple[int, Path]]:
         """``(epoch, folder)`` of every complete training state, oldest first (a kept one before a rolling one).
 
-        Kept states are found by their ``*_epoch_{e}`` suffix, whatever run name prefixes them, so a copied or
-        renamed run folder still finds its checkpoints. A state is complete once its progress file exists
-        (written last). The epoch is the one its progress file records (a folder's name may say anything); the
-        name's only when that file cannot be read (loading it then fails, and says why). A state folder that
-        is a symlink is not listed: it is not this run's.
+        Kept states are found by their ``*_epoch_{e}`` suffix, whatever run name prefixes them (a copied or
+        renamed run folder still finds them), and are complete once their progress file exists. The epoch is
+        the one that file records (a folder's name may say anything); the name's only when it cannot be read
+        (loading then fails, and says why). A state folder that is a symlink is not this run's: not listed.
         """
         found: list[tuple[int, int, Path]] = []
         for rank, (folder, pattern) in enumerate(
@@ -288,14 +282,11 @@ def find_write_failure(exc: BaseException) -> tuple[OSError, Path | None] | None
 
 def _bytes_under(folder: Path | None) -> int:
     total = 0
-    if folder is None or not folder.is_dir():
-        return total
-    for parent, _, files in os.walk(folder):
-        for name in files:
-            try:
-                total += os.lstat(os.path.join(parent, name)).st_size
-            except OSError:  # removed meanwhile (FIFO deletion)
-                continue
+    if folder is not None and folder.is_dir():
+        for parent, _, files in os.walk(folder):
+            for name in files:
+                with suppress(OSError):  # removed meanwhile (FIFO deletion)
+                    total += os.lstat(os.path.join(parent, name)).st_size
     return total
 
 
@@ -338,15 +329,13 @@ def describe_write_failure(
         )
     else:
         resume = "rerun"  # nothing of the run was written: there is nothing to resume
-    if code == errno.ENOSPC:
-        message = f"no space left on device {writing}: free space on that disk ({usage}) and {resume}"
-    elif code == errno.EDQUOT:
-        message = f"disk quota exceeded {writing}: free space within your quota ({usage}) and {resume}"
-    elif code == errno.EROFS:
-        message = (
-            f"read-only file system {writing}: make that disk writable (or move the run folder to one) "
-            f"and {resume}"
-        )
+    advice = {
+        errno.ENOSPC: f"no space left on device {writing}: free space on that disk ({usage})",
+        errno.EDQUOT: f"disk quota exceeded {writing}: free space within your quota ({usage})",
+        errno.EROFS: f"read-only file system {writing}: make that disk writable (or move the run folder to one)",
+    }
+    if code in advice:
+        message = f"{advice[code]} and {resume}"
     elif code in (errno.EACCES, errno.EPERM):
         folder = target.parent if path is not None else target
         message = f"permission denied {writing}: make {folder} writable for this user and {resume}"
@@ -361,17 +350,13 @@ def write_failure_of(
 ) -> RunFolderWriteError | None:
     """``exc`` as the one-line :class:`RunFolderWriteError` when a failed write into the run folder or its buffer
     caused it (itself or a cause); None for any other error."""
-    if isinstance(exc, RunFolderWriteError):
-        return exc
-    found = find_write_failure(exc)
+    found = find_write_failure(exc)  # a RunFolderWriteError finds itself
     if found is None:
         return None
     error, path = found
-    return (
-        error
-        if isinstance(error, RunFolderWriteError)
-        else describe_write_failure(error, path, paths, buffer_dir)
-    )
+    if isinstance(error, RunFolderWriteError):
+        return error
+    return describe_write_failure(error, path, paths, buffer_dir)
 
 
 def buffer_dir_of(dataset: Any) -> Path | None:

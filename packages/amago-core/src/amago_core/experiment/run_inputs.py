@@ -1,9 +1,6 @@
-"""What an ``Experiment`` is given, made into one config and env makers, and checked before any folder exists.
-
-``Experiment(...)`` takes a plan, a config or its mapping, classes for component slots, and env makers; these
-functions turn that into the validated config, the components and the train/val/test makers, and refuse what
-cannot run with one line. (AMAGO's flat keywords are the compatibility layer's: ``amago.Experiment``.)
-"""
+"""What an ``Experiment`` is given (a plan, a config or its mapping, slot classes, env makers), made into the
+validated config, its components and the train/val/test makers, and checked before any folder exists: what
+cannot run is refused in one line."""
 
 from __future__ import annotations
 
@@ -187,8 +184,6 @@ def check_runnable(
     none at all, makers that do not split among the actors.
 
     Args:
-        config: the run's config.
-        makers: the train, val and test makers.
         collects: whether this process steps train envs (:func:`collects_this_run`).
         learns_from_default_buffer: whether this process trains from the default disk buffer.
         allow_traj_pickles: whether this invocation lets the buffer read ``.traj`` pickles.

@@ -1,20 +1,14 @@
 """One process per run: a lock held in the run folder for the life of a run, and no fresh run in an old folder.
 
-Two learners in one folder would prune each other's checkpoints, interleave their metrics and mix their buffers;
-a fresh run started under an existing run's name would do the same to the old run. So the process that writes a
-run's checkpoints (the main process of a ``both`` or ``learn`` run) holds ``{run}/.amago.lock`` while it runs:
-an exclusive ``flock`` on a file that records its pid, host, role and start time, which a second process names
-when it is refused. The kernel drops a ``flock`` when its holder dies (even by ``SIGKILL``), so a lock a killed
-run left behind is simply taken over; the record in the file is then rewritten.
+Two learners in one folder would prune each other's checkpoints, interleave their metrics and mix their buffers.
+So the process that writes a run's checkpoints (the main process of a ``both`` or ``learn`` run) holds an
+exclusive ``flock`` on ``{run}/.amago.lock``, a file recording its pid, host, role and start time, which a
+refused process names. The kernel drops a ``flock`` when its holder dies (even by ``SIGKILL``), so a killed
+run's lock is simply taken over. The processes that share a run by design take no lock: the other processes of
+an ``accelerate launch``, ``--mode collect`` processes and ``amago eval``.
 
-The processes that share a run by design take no lock: the other processes of an ``accelerate launch`` (the main
-process holds it for all of them), ``--mode collect`` processes (the docs invite starting more at any time; they
-never write checkpoints or delete buffer files) and ``amago eval`` (it reads the run, and appends only its own
-records to the metrics).
-
-``fcntl`` rather than the ``filelock`` package: ``filelock`` truncates its file on every attempt, so the holder
-could not be recorded in it, and the file here is opened with ``O_NOFOLLOW`` (the folder may come from anyone).
-Where ``fcntl`` does not exist (Windows), runs are not locked.
+``fcntl`` rather than ``filelock``, which truncates its file on every attempt (the holder could not be recorded);
+the file is opened with ``O_NOFOLLOW``. Where ``fcntl`` does not exist (Windows), runs are not locked.
 """
 
 from __future__ import annotations
@@ -172,7 +166,6 @@ def hold_run(
 
     Args:
         paths: the run's ``RunPaths``.
-        accelerator: the run's accelerator.
         role: the process's ``ProcessRole``.
         resume: continuing the run (``--resume``): the folder may hold it.
         evaluation_only: ``amago eval``: reads the run, takes no lock.

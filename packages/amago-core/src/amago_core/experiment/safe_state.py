@@ -1,10 +1,8 @@
 """State dicts in formats that cannot run code when read: tensors in safetensors, everything else in JSON.
 
-A run folder may come from anyone (a colleague, a shared drive), so nothing amago reads back from one is
-unpickled. An optimiser's or scheduler's ``state_dict()`` is a tree of dicts, lists, tuples, numbers and
-tensors; :func:`split_state` turns it into a JSON skeleton plus a flat ``{key: tensor}`` dict, and
-:func:`join_state` rebuilds it. Anything else in the tree (a function, an arbitrary object) is refused when
-saving instead of being pickled.
+A run folder may come from anyone, so nothing amago reads back from one is unpickled. :func:`split_state` turns
+a ``state_dict()`` (a tree of containers, numbers and tensors) into a JSON skeleton plus a flat ``{key: tensor}``
+dict, and :func:`join_state` rebuilds it; anything else in the tree is refused when saving, never pickled.
 """
 
 from __future__ import annotations

@@ -1,10 +1,6 @@
-"""``RunSession``: this process's share of a run, opened by ``Experiment.start`` in AMAGO's order.
-
-The precision ``optim.mixed_precision`` resolves to, the accelerator, the seed (one config and shared folders when
-several processes run one job), torch's settings, and the run's lock: one process writes a run at a time, and a
-fresh run never mixes into an old one, checked before any file of the run is written (released by
-:meth:`RunSession.release`, in ``Experiment.close``).
-"""
+"""``RunSession``: this process's share of a run, opened by ``Experiment.start``: the precision, the accelerator,
+the seed (one config and shared folders when several processes run one job), torch's settings, and the run's lock
+(taken before any file of the run is written)."""
 
 from __future__ import annotations
 

@@ -1,9 +1,5 @@
 """Building an experiment's process-wide pieces: the precision, the accelerator, the seed, torch's settings, the
-default buffer.
-
-``Experiment.start()`` calls these in AMAGO's order; each takes what it needs and returns what it built, so
-the start order reads top to bottom in ``Experiment`` and these stay testable alone.
-"""
+default buffer (``Experiment.start()`` calls these in AMAGO's order; each returns what it built)."""
 
 from __future__ import annotations
 
@@ -100,10 +96,7 @@ def timed_precision(
 
     Args:
         choice: the pending choice.
-        agent: the run's agent.
-        spaces: its observation, previous-reward-and-action and action spaces.
-        config: the run's config (the batch, the sequence length, the actors, the policy threads).
-        accelerator: this process's accelerator.
+        spaces: the agent's observation, previous-reward-and-action and action spaces.
         time_update: whether this process trains (else only the policy step is timed).
     """
     decided: list[PrecisionChoice | None] = [None]
@@ -130,10 +123,8 @@ def timed_precision(
 def open_accelerator(config: ExperimentConfig, precision: Precision | None = None) -> Accelerator:
     """This process's accelerator: gradient accumulation, the fp16 gradient scaler, DDP over CUDA or gloo.
 
-    Args:
-        config: the run's config.
-        precision: what the update computes in (``PrecisionChoice.used``); None resolves ``optim.mixed_precision``
-            here (``Experiment`` resolves it first).
+    ``precision``: what the update computes in (``PrecisionChoice.used``); None resolves ``optim.mixed_precision``
+    here (``Experiment`` resolves it first).
     """
     optim = config.optim
     if precision is None:

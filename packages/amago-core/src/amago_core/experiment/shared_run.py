@@ -1,13 +1,10 @@
 """Several processes, one run: they must run the same settings and see the same run folder.
 
-`accelerate launch` starts one copy of the command per process, on one machine or on several, and each copy
-resolves its config alone. A time-stamped default run name, an ``-o`` or ``AMAGO_*`` variable given on one
-machine only, or ``--budget`` (which measures each machine) can give the processes different jobs, and a
-different number of epochs or batches ends in a hang at the next barrier. Every process also writes into the
-run folder (its trajectory files, its random streams in each training state) and samples the buffer files it
-sees there. On a disk that only one machine sees, the others would train on their own data alone and leave
-training states that ``--resume`` cannot continue (it hangs). Both are checked once, at start: a few
-collective calls and one empty file per process and folder.
+Each process of an ``accelerate launch`` resolves its config alone: a time-stamped run name, an ``-o`` or
+``AMAGO_*`` variable given on one machine only, or ``--budget`` can give them different jobs, which ends in a hang
+at the next barrier. Every process also writes into the run folder and samples the buffer files it sees there: on
+a disk only one machine sees, the others would train on their own data and leave states ``--resume`` cannot
+continue. Both are checked once, at start.
 """
 
 from __future__ import annotations

@@ -1,9 +1,8 @@
 """``train(plan)``: the one way a run starts and ends.
 
-Build the experiment from the plan (its resolved components included), start it (or resume it), learn, run the
-final test, close, then let the plugins make their outputs from the finished run folder (hook
-``amago_after_run``: learning curves...). ``amago run`` calls it, and so do its ``--seeds`` children and sweep
-trials (each an ``amago run`` process), the examples, and any script that wants what ``amago run`` does.
+Build the experiment from the plan, start (or resume) it, learn, run the final test, close, then let the plugins
+make their outputs from the finished run folder (hook ``amago_after_run``). ``amago run`` calls it, and so does any
+script that wants what ``amago run`` does.
 """
 
 from __future__ import annotations

@@ -7,6 +7,7 @@ of the default agent). Whatever reads it at resume or for plots streams it and p
 
 from __future__ import annotations
 
+import contextlib
 import json
 import math
 import os
@@ -198,13 +199,8 @@ def read_metrics(path: Path) -> list[dict[str, Any]]:
     records = []
     with Path(path).open(encoding="utf-8") as handle:
         for line in handle:
-            line = line.strip()
-            if not line:
-                continue
-            try:
-                records.append(json.loads(line))
-            except json.JSONDecodeError:
-                continue
+            with contextlib.suppress(json.JSONDecodeError):
+                records.append(json.loads(line.strip()))
     return records
 
 

@@ -40,7 +40,7 @@ class HookManager:
                 module = record.load()
                 self.pm.register(module, name=f"{record.distribution}:{record.name}")
             except pluggy.PluginValidationError as exc:
-                status.error = self._explain(record, exc)
+                status.error = f"hook plugin {record.name!r} from {record.origin}: {exc}"
             except Exception as exc:
                 status.error = f"cannot import {record.value} ({type(exc).__name__}: {exc})"
 
@@ -69,9 +69,6 @@ class HookManager:
                     "left out; update that plugin, or turn it off with AMAGO_BLOCK_PLUGINS=<distribution>\n"
                 )
         return answers
-
-    def _explain(self, record: EntryRecord, exc: pluggy.PluginValidationError) -> str:
-        return f"hook plugin {record.name!r} from {record.origin}: {exc}"
 
     def check(self) -> None:
         """Raises when a hook module failed to load or implements a hook that does not exist.

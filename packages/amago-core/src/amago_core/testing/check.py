@@ -11,7 +11,7 @@ from __future__ import annotations
 import importlib
 import subprocess
 import sys
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -55,14 +55,6 @@ def spec_module_imports_torch(spec_module: str) -> bool:
         msg = f"importing {spec_module} in a fresh interpreter failed: {result.stderr.strip().splitlines()[-1:]}"
         raise ComponentCheckError(msg)
     return result.stdout.strip() == "True"
-
-
-def _kind_check(group: ComponentGroup) -> Callable[[ComponentSpec, ComponentConfig], Any] | None:
-    target = KIND_CHECKS.get(group)
-    if target is None:
-        return None
-    module_name, _, attr = target.partition(":")
-    return getattr(importlib.import_module(module_name), attr)
 
 
 def check_component(
@@ -121,9 +113,10 @@ def check_component(
             raise ComponentCheckError(msg)
     report.passed.append("spec module is torch-free")
 
-    kind_check = _kind_check(group)
+    kind_check = KIND_CHECKS.get(group)
     if kind_check is not None:
-        report.built = kind_check(spec, report.config)
+        module_name, _, function = kind_check.partition(":")
+        report.built = getattr(importlib.import_module(module_name), function)(spec, report.config)
         report.passed.append(f"{group.label} behaviour checks")
     elif context is not None:
         report.built = spec.build(report.config, **dict(context))

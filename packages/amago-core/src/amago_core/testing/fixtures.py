@@ -6,6 +6,7 @@
 
 from __future__ import annotations
 
+import os
 import sys
 from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
@@ -43,9 +44,8 @@ def fake_distribution(
     """
     site = tmp_path_factory.mktemp("site")
     activate_site(site)
-    monkeypatch.setenv(
-        "PYTHONPATH", str(site) + (":" + _existing_pythonpath() if _existing_pythonpath() else "")
-    )
+    existing = os.environ.get("PYTHONPATH", "")
+    monkeypatch.setenv("PYTHONPATH", str(site) + (":" + existing if existing else ""))
     created: list[FakeDistribution] = []
 
     def make(
@@ -67,9 +67,3 @@ def fake_distribution(
             top = Path(relative).parts[0].removesuffix(".py")
             for loaded in [m for m in sys.modules if m == top or m.startswith(top + ".")]:
                 del sys.modules[loaded]
-
-
-def _existing_pythonpath() -> str:
-    import os
-
-    return os.environ.get("PYTHONPATH", "")

@@ -54,9 +54,26 @@ def _episode_segments(n_steps: int, ends: Sequence[int]) -> list[tuple[int, int]
     return segments
 
 
-def _grad_flows(module: Any) -> bool:
-    grads = [p.grad for p in module.parameters() if p.requires_grad]
-    return not grads or any(g is not None and bool(g.abs().sum() > 0) for g in grads)
+def _check_train_forward(
+    spec: ComponentSpec, encoder: Any, out: Any, shape: tuple[int, int, int], *, window: bool
+) -> None:
+    """A training forward's output ``out``: its (B, L, emb_dim) ``shape``, finite, and gradients reach the
+    parameters (``window``: a trajectory encoder's training window)."""
+    import torch
+
+    if tuple(out.shape) != shape:
+        raise _fail(
+            spec, f"forward on (B={shape[0]}, L={shape[1]}) returned {tuple(out.shape)}, not {shape}."
+        )
+    if not torch.isfinite(out).all():
+        raise _fail(spec, "forward returned NaN or inf" + (" on a training window." if window else "."))
+    out.float().square().mean().backward()
+    grads = [p.grad for p in encoder.parameters() if p.requires_grad]
+    if grads and not any(g is not None and bool(g.abs().sum() > 0) for g in grads):
+        raise _fail(
+            spec, f"no parameter received a gradient from the {'training ' if window else ''}forward."
+        )
+    encoder.zero_grad(set_to_none=True)
 
 
 def check_traj_encoder(
@@ -98,18 +115,9 @@ def check_traj_encoder(
     seq = torch.randn(batch, length, TRAJ_TSTEP_DIM, device=device, requires_grad=True)
     time_idxs = (torch.arange(length, device=device) + torch.tensor([[0], [5], [40]], device=device)).long()
     encoder.train()
-    out, _ = encoder(seq, time_idxs, None)
-    if tuple(out.shape) != (batch, length, emb_dim):
-        raise _fail(
-            spec,
-            f"forward on (B={batch}, L={length}) returned {tuple(out.shape)}, not {(batch, length, emb_dim)}.",
-        )
-    if not torch.isfinite(out).all():
-        raise _fail(spec, "forward returned NaN or inf on a training window.")
-    out.float().square().mean().backward()
-    if not _grad_flows(encoder):
-        raise _fail(spec, "no parameter received a gradient from the training forward.")
-    encoder.zero_grad(set_to_none=True)
+    _check_train_forward(
+        spec, encoder, encoder(seq, time_idxs, None)[0], (batch, length, emb_dim), window=True
+    )
 
     encoder.eval()
     with torch.no_grad():
@@ -221,9 +229,8 @@ def check_tstep_encoder(
 
     torch.manual_seed(0)
     obs_space = obs_space if obs_space is not None else _example_obs_space(spec)
-    rl2_space = (
-        rl2_space if rl2_space is not None else spaces.Box(-np.inf, np.inf, shape=(3,), dtype=np.float32)
-    )
+    if rl2_space is None:
+        rl2_space = spaces.Box(-np.inf, np.inf, shape=(3,), dtype=np.float32)
     encoder = spec.build(config, obs_space=obs_space, rl2_space=rl2_space).to(device)
     emb_dim = getattr(encoder, "emb_dim", None)
     if not isinstance(emb_dim, int) or emb_dim < 1:
@@ -235,18 +242,7 @@ def check_tstep_encoder(
     obs = _sample_obs(obs_space, batch, length, device, torch)
     rl2s = torch.randn(batch, length, rl2_space.shape[0], device=device)
     encoder.train()
-    out = encoder(obs, rl2s)
-    if tuple(out.shape) != (batch, length, emb_dim):
-        raise _fail(
-            spec,
-            f"forward on (B={batch}, L={length}) returned {tuple(out.shape)}, not {(batch, length, emb_dim)}.",
-        )
-    if not torch.isfinite(out).all():
-        raise _fail(spec, "forward returned NaN or inf.")
-    out.float().square().mean().backward()
-    if not _grad_flows(encoder):
-        raise _fail(spec, "no parameter received a gradient from the forward.")
-    encoder.zero_grad(set_to_none=True)
+    _check_train_forward(spec, encoder, encoder(obs, rl2s), (batch, length, emb_dim), window=False)
 
     encoder.eval()
     with torch.no_grad():
