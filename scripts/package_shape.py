@@ -18,7 +18,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from amago_core.generated_block import GeneratedBlock
+from amago_tools.generated_block import GeneratedBlock
 
 ROOT = Path(__file__).resolve().parents[1]
 BLOCK = GeneratedBlock(

@@ -17,6 +17,7 @@ from amago_core.cli import doctor
 from amago_core.config import ComponentConfig
 from amago_core.plugins import ComponentSpec, OwnEnvironment
 from amago_core.plugins.registry import registries
+from amago_tools import doctor_build
 
 procgen_specs = pytest.importorskip("amago_envs.suites.procgen.specs")
 
@@ -146,7 +147,7 @@ def test_doctor_reports_the_procgen_line(monkeypatch) -> None:
         pytest.skip("procgen is installed here (its own environment)")
     # The child-process probes are not what this test is about (and take seconds): answer them here.
     monkeypatch.setattr(doctor, "find_torch_importers", lambda modules: {})
-    monkeypatch.setattr(doctor, "find_failing_builds", lambda labels: ({}, [], ""))
+    monkeypatch.setattr(doctor_build, "find_failing_builds", lambda labels: ({}, [], ""))
     monkeypatch.setattr(
         doctor, "probe_accelerators", lambda kernels=(): {"torch": "x", "cuda": False, "kernels": {}}
     )

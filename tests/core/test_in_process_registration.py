@@ -355,15 +355,16 @@ def test_a_run_from_the_process_trains_and_its_folder_asks_for_the_module_elsewh
 def test_doctor_started_from_the_process_leaves_its_registrations_out_of_the_build_check(plain, monkeypatch):
     # The child process that builds every component cannot import a class that lives only in this script.
     from amago_core.cli import doctor
+    from amago_tools import doctor_build
 
     checked: list[str] = []
-    real = doctor.find_failing_builds
+    real = doctor_build.find_failing_builds
 
     def recording(buildable):
         checked.extend(buildable)
         return real([label for label in buildable if label.startswith("traj-encoders:")][:1])
 
-    monkeypatch.setattr(doctor, "find_failing_builds", recording)
+    monkeypatch.setattr(doctor_build, "find_failing_builds", recording)
     report = doctor.examine()
     assert "traj-encoders:rnn" in checked  # installed ones still are
     assert not [label for label in checked if "script_plain" in label]

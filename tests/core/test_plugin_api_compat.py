@@ -24,6 +24,7 @@ from amago_core.cli.app import app
 from amago_core.config import ComponentConfig, EnvSuiteConfig
 from amago_core.plugins import ComponentSpec, InvalidSpecError, Status, registries
 from amago_core.plugins.spec import EXTRA_REMOVED_IN, LEGACY_EXTRA_KEYS, BrokenSpec, defer_spec_errors
+from amago_tools import doctor_build
 from tests.plugin_api_frozen.conftest import frozen_plugin_files
 
 from .conftest import IMPL_SOURCE
@@ -260,17 +261,19 @@ def test_doctor_builds_each_component_and_flags_one_that_raises(factory_faults, 
     monkeypatch.setattr(
         doctor, "probe_accelerators", lambda kernels=(): {"torch": "x", "cuda": False, "kernels": {}}
     )
-    failures, unchecked, _ = doctor.find_failing_builds(["traj-encoders:raising", "traj-encoders:identity"])
+    failures, unchecked, _ = doctor_build.find_failing_builds(
+        ["traj-encoders:raising", "traj-encoders:identity"]
+    )
     assert unchecked == []
     assert set(failures) == {"traj-encoders:raising"}
     assert failures["traj-encoders:raising"].stage == "build"
     assert "RuntimeError: the plugin's constructor is broken" in failures["traj-encoders:raising"].why
 
     monkeypatch.setattr(
-        doctor,
+        doctor_build,
         "find_failing_builds",
         lambda labels: (
-            {"traj-encoders:raising": doctor.BuildFailure("build", "RuntimeError: broken")},
+            {"traj-encoders:raising": doctor_build.BuildFailure("build", "RuntimeError: broken")},
             [],
             "",
         ),
@@ -283,7 +286,7 @@ def test_doctor_builds_each_component_and_flags_one_that_raises(factory_faults, 
 
 
 def test_the_build_check_reports_what_it_could_not_reach(monkeypatch) -> None:
-    failures, unchecked, why = doctor.find_failing_builds(["traj-encoders:identity"], timeout_s=0.01)
+    failures, unchecked, why = doctor_build.find_failing_builds(["traj-encoders:identity"], timeout_s=0.01)
     assert failures == {}
     assert unchecked == ["traj-encoders:identity"]
     assert "ran out of its 0.01 s" in why

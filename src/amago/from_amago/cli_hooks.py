@@ -155,7 +155,7 @@ def migrate_gin_command(
 
 def _write_reference(page: Path | None) -> None:
     from amago.from_amago.gin import GIN_MAPPING_BLOCK, gin_reference
-    from amago_core.cli.output import write_generated
+    from amago_tools.generated_block import write_generated
 
     write_generated(gin_reference(), GIN_MAPPING_BLOCK, page)
 

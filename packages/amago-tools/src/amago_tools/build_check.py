@@ -1,7 +1,7 @@
 """The build check of `amago doctor`: each component's factory called on a tiny example input, in a child process.
 
 `amago list` only imports spec modules (it stays fast and torch-free), so a factory that imports but raises
-when called shows up here. Run as ``python -m amago_core.cli.build_check GROUP:NAME ...``; it prints one JSON
+when called shows up here. Run as ``python -m amago_tools.build_check GROUP:NAME ...``; it prints one JSON
 line per component as soon as it is checked, so a parent that stops it after a timeout keeps what was done.
 
 The example input per group (what a run would infer), chosen to be cheap and neutral:

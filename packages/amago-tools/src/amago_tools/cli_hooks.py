@@ -99,6 +99,14 @@ def amago_eval_end(request: EvalRequest) -> Mapping[str, Any] | None:
 
 
 @hookimpl
+def amago_doctor_checks(report: Any) -> None:
+    """`amago doctor`'s build check: each installed component's factory imported and built on a tiny input."""
+    from amago_tools.doctor_build import check_builds
+
+    check_builds(report)
+
+
+@hookimpl
 def amago_doctor_run_dir(run_dir: Path, as_json: bool) -> bool:
     """``amago doctor RUN_DIR``: the run folder's disk use by part."""
     from amago_tools.disk_report import report_run_disk_use

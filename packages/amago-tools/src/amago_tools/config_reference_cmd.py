@@ -10,7 +10,7 @@ from typing import Annotated
 
 import typer
 
-from amago_core.cli.output import write_generated
+from amago_tools.generated_block import write_generated
 
 
 def reference_command(

@@ -7,7 +7,11 @@ page cannot drift from its source.
 
 from __future__ import annotations
 
+import sys
 from dataclasses import dataclass
+from pathlib import Path
+
+from amago_core.cli.output import fail
 
 
 @dataclass(frozen=True)
@@ -49,3 +53,26 @@ class GeneratedBlock:
         """The generated text of ``page`` (see :meth:`bounds` for the errors)."""
         start, end = self.bounds(page)
         return page[start:end]
+
+
+def write_generated(generated: str, block: GeneratedBlock, page: Path | None) -> None:
+    """Prints ``generated``, or (``--update PAGE``) rewrites ``block`` of ``page`` with it, saying whether it changed.
+
+    Exits 2 with one line when the page cannot be read or lacks the block's marker lines.
+    """
+    if page is None:
+        sys.stdout.write(generated)
+        return
+    try:
+        text = page.read_text(encoding="utf-8")
+    except OSError as exc:
+        fail(f"cannot read {page}: {exc.strerror or exc}; pass an existing Markdown page to --update")
+    try:
+        updated = block.replace(text, generated)
+    except ValueError as exc:
+        fail(f"{page}: {exc}")
+    if updated == text:
+        sys.stderr.write(f"{page} is up to date\n")
+        return
+    page.write_text(updated, encoding="utf-8")
+    sys.stderr.write(f"updated {block.what} in {page}\n")

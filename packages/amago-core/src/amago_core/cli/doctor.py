@@ -1,10 +1,8 @@
-"""`amago doctor`: loads every plugin, probes requirements and import hygiene, builds each component on a tiny
-example input, reports accelerators.
+"""`amago doctor`: loads every plugin, probes requirements and import hygiene, reports accelerators.
 
-What each command checks: `amago list` imports spec modules only (fast, torch-free): ``ok`` there means the spec
-loads, agrees with its entry point and its requirements are installed. The doctor also imports every factory
-and calls it once with the component's default config on a tiny example input
-(:mod:`amago_core.cli.build_check`), so a factory that fails to import or raises when built is an error here.
+`amago list` imports spec modules only (fast, torch-free): ``ok`` there means the spec loads, agrees with its
+entry point and its requirements are installed. The doctor also checks that spec and hook modules import no
+torch, and adds the plugins' checks (hook ``amago_doctor_checks``; amago-tools builds every component once).
 
 The doctor itself stays torch-free; anything that needs torch runs in a child process.
 """
@@ -23,7 +21,6 @@ import typer
 
 from amago_core.cli.output import console, fail, print_json
 from amago_core.plugins.errors import PluginError
-from amago_core.plugins.in_process import InProcessSpec
 from amago_core.plugins.registry import Status, registries
 from amago_core.plugins.spec import ComponentSpec
 
@@ -123,62 +120,6 @@ def find_torch_importers(modules: list[str]) -> dict[str, str]:
     return problems
 
 
-BUILD_CHECK_TIMEOUT_S = 120.0
-"""How long the build check's child process may run; components it did not reach are reported as unchecked."""
-
-
-@dataclass
-class BuildFailure:
-    """A component whose factory failed the build check (see :mod:`amago_core.cli.build_check`)."""
-
-    stage: str
-    """``import`` (the factory cannot be imported) or ``build`` (calling it raised or returned None)."""
-    why: str
-    """The error, one line."""
-
-
-def find_failing_builds(
-    labels: Sequence[str], timeout_s: float = BUILD_CHECK_TIMEOUT_S
-) -> tuple[dict[str, BuildFailure], list[str], str]:
-    """Imports each component's factory and builds it on a tiny example input, in a child process.
-
-    The listing only imports spec modules (it must stay fast and torch-free), so a factory that fails to import
-    or raises when called shows up here, not as a listing status.
-
-    Args:
-        labels: ``group:name`` of each component to check.
-        timeout_s: how long the child may run.
-
-    Returns:
-        ``(failures by label, labels left unchecked, why they were left)``: unchecked when the child timed out
-        or died before reaching them.
-    """
-    if not labels:
-        return {}, [], ""
-    command = [sys.executable, "-m", "amago_core.cli.build_check", *labels]
-    try:
-        result = subprocess.run(command, capture_output=True, text=True, check=False, timeout=timeout_s)
-        stdout = result.stdout
-        stopped = f"the check's process failed: {(result.stderr.strip().splitlines() or ['no message'])[-1]}"
-    except subprocess.TimeoutExpired as exc:
-        stdout = exc.stdout.decode() if isinstance(exc.stdout, bytes) else (exc.stdout or "")
-        stopped = f"the check ran out of its {timeout_s:g} s"
-    failures: dict[str, BuildFailure] = {}
-    checked: set[str] = set()
-    for line in stdout.splitlines():
-        try:
-            row = json.loads(line)
-        except ValueError:
-            continue  # a component printed to stdout while being built
-        if not isinstance(row, dict) or "label" not in row:
-            continue
-        checked.add(row["label"])
-        if not row.get("ok"):
-            failures[row["label"]] = BuildFailure(str(row.get("stage")), str(row.get("why")))
-    unchecked = [label for label in labels if label not in checked]
-    return failures, unchecked, stopped if unchecked else ""
-
-
 def probe_accelerators(kernel_modules: Sequence[str] = ()) -> dict[str, Any]:
     """torch version, CUDA availability and whether each of ``kernel_modules`` is installed, in a child process."""
     result = subprocess.run(
@@ -200,8 +141,6 @@ def examine() -> DoctorReport:
     regs = registries()
     report.notes.append(f"plugin switches: {regs.switches.describe()}")
     spec_modules: list[str] = []
-    buildable: dict[str, tuple[str, str]] = {}  # component label -> (its factory, its distribution)
-    specs: dict[str, ComponentSpec] = {}  # component label -> its spec, where it loaded
     kernels: dict[str, tuple[str, list[str]]] = {}  # module -> (install command, components using it)
     for registry in regs:
         for info in registry.describe():
@@ -210,15 +149,7 @@ def examine() -> DoctorReport:
                 report.errors.append(component_problem(label, info.detail, broken=True, spec=info.spec))
             elif info.status is Status.MISSING:
                 report.warnings.append(component_problem(label, info.detail, broken=False, spec=info.spec))
-            # A class a script registered lives only in this process: the build check's child cannot import it.
-            if (
-                info.spec is not None
-                and info.status is Status.OK
-                and not isinstance(info.spec, InProcessSpec)
-            ):
-                buildable[label] = (info.spec.factory, "; ".join(info.distribution))
             if info.spec is not None:
-                specs[label] = info.spec
                 for module, install in info.spec.cuda_kernels.items():
                     kernels.setdefault(module, (install, []))[1].append(label)
                 undocumented = info.spec.config.fields_missing_docs()
@@ -247,21 +178,8 @@ def examine() -> DoctorReport:
             )
         elif module not in spec_modules:  # a broken spec module is already reported above
             report.errors.append(f"import hygiene: {module}: {why}")
-    failures, unchecked, stopped = find_failing_builds(list(buildable))
-    for label, failure in failures.items():
-        factory, origin = buildable.get(label, ("?", "?"))
-        if failure.stage == "import":
-            what = f"its factory {factory!r} cannot be imported ({failure.why})"
-        else:
-            what = (
-                f"its factory {factory!r} raises when built with its default config on a tiny example input "
-                f"({failure.why}); check_component reproduces it"
-            )
-        detail = f"{what}; fix or reinstall {origin}, or block it with AMAGO_BLOCK_PLUGINS=<distribution>"
-        report.errors.append(component_problem(label, detail, broken=True, spec=specs.get(label)))
-    if unchecked:
-        report.warnings.append(f"build check: {stopped}; not built: {', '.join(unchecked)}")
-    hook_manager().hook.amago_doctor_checks(report=report)  # plugins' own lines (amago-ray: the cluster)
+    # Plugins' own lines: amago-tools' build check (every factory built once), amago-ray's cluster.
+    hook_manager().hook.amago_doctor_checks(report=report)
     accel = probe_accelerators(sorted(kernels))
     if "error" in accel:
         report.warnings.append(f"accelerator probe failed: {accel['error']}")

@@ -5,13 +5,9 @@ from __future__ import annotations
 import json
 import math
 import sys
-from pathlib import Path
-from typing import TYPE_CHECKING, Any, NoReturn
+from typing import Any, NoReturn
 
 import typer
-
-if TYPE_CHECKING:
-    from amago_core.generated_block import GeneratedBlock
 
 USAGE_ERROR = 2
 """Exit code for a bad name, group, file or value (as for any other usage error)."""
@@ -71,26 +67,3 @@ def console():
 
 
 STATUS_STYLE = {"ok": "green", "missing": "yellow", "broken": "red", "conflict": "red"}
-
-
-def write_generated(generated: str, block: GeneratedBlock, page: Path | None) -> None:
-    """Prints ``generated``, or (``--update PAGE``) rewrites ``block`` of ``page`` with it, saying whether it changed.
-
-    Exits 2 with one line when the page cannot be read or lacks the block's marker lines.
-    """
-    if page is None:
-        sys.stdout.write(generated)
-        return
-    try:
-        text = page.read_text(encoding="utf-8")
-    except OSError as exc:
-        fail(f"cannot read {page}: {exc.strerror or exc}; pass an existing Markdown page to --update")
-    try:
-        updated = block.replace(text, generated)
-    except ValueError as exc:
-        fail(f"{page}: {exc}")
-    if updated == text:
-        sys.stderr.write(f"{page} is up to date\n")
-        return
-    page.write_text(updated, encoding="utf-8")
-    sys.stderr.write(f"updated {block.what} in {page}\n")
