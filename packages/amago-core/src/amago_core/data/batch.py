@@ -98,9 +98,6 @@ def collate(examples: Sequence[RLData]) -> Batch:
             raise ValueError(msg)
     lengths = [len(ex.rl2s) for ex in examples]
     big_l = max(lengths)
-    mask = np.zeros((len(examples), big_l), dtype=bool)
-    for i, n in enumerate(lengths):
-        mask[i, :n] = True
     return Batch(
         obs={k: _pad_stack([ex.obs[k] for ex in examples], big_l) for k in examples[0].obs},
         rl2s=_pad_stack([np.asarray(ex.rl2s, dtype=np.float32) for ex in examples], big_l),
@@ -108,7 +105,7 @@ def collate(examples: Sequence[RLData]) -> Batch:
         rews=_pad_stack([np.asarray(ex.rews, dtype=np.float32) for ex in examples], big_l - 1),
         dones=_pad_stack([np.asarray(ex.dones, dtype=bool) for ex in examples], big_l - 1),
         actions=_pad_stack([np.asarray(ex.actions, dtype=np.float32) for ex in examples], big_l - 1),
-        mask=mask,
+        mask=np.arange(big_l) < np.array(lengths)[:, None],
     )
 
 

@@ -192,17 +192,13 @@ class DoNothingDataset(RLDataset):
 
     @property
     def save_new_trajs_to(self) -> Path | None:
-        """Always None."""
         return None
 
     def not_ready_reason(self) -> str | None:
-        """Always not ready."""
         return f"{self.dset_name} holds no data by design"
 
     def get_description(self) -> str:
-        """One line."""
         return "DoNothingDataset (no training data)"
 
     def sample_random_trajectory(self) -> RLData:
-        """Always raises."""
         raise DatasetNotReadyError(self.not_ready_reason())

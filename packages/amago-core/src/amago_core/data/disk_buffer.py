@@ -252,9 +252,8 @@ class DiskTrajDataset(RLDataset):
             try:
                 self.check(path.parent)
                 shutil.move(path, target)  # a link moves as the link, never what it points to
-                arrived = (
-                    time.time_ns()
-                )  # a rename keeps the write time; the quarantine keeps the newest arrivals
+                # A rename keeps the write time; the quarantine keeps the newest arrivals.
+                arrived = time.time_ns()
                 os.utime(target, ns=(arrived, arrived))
             except FileNotFoundError:
                 pass  # another worker moved it first

@@ -2,13 +2,12 @@
 
 The ``.npz`` layout is AMAGO's (``rl2s``, ``time_idxs``, ``rews``, ``dones``, ``actions``,
 ``_OBS_KEY_<name>``), so buffers and offline datasets saved by AMAGO load here. ``.traj`` is a pickle of the
-per-timestep arrays (slowest, kept for relabelers that want timesteps). It is read only when asked for
-(``allow_pickle=True``), and then through a restricted unpickler that builds numpy arrays and builtin containers
-and refuses every other global a file names, so a planted ``.traj`` cannot run code.
+per-timestep arrays (slowest, kept for relabelers that want timesteps), read only when asked for
+(``allow_pickle=True``) and then through a restricted unpickler that admits numpy arrays and builtin containers
+only, so a planted ``.traj`` cannot run code.
 
-Every write goes to a hidden temp file in the target folder and is renamed into place, so a reader (a
-dataloader worker, another process) lists either nothing or the complete file, and a crash mid-write leaves
-only a temp file that no listing picks up.
+Every write goes to a hidden temp file in the target folder and is renamed into place: a reader lists either
+nothing or the complete file, and a crash mid-write leaves only a temp file that no listing picks up.
 """
 
 from __future__ import annotations
@@ -20,6 +19,7 @@ import time
 import uuid
 import zipfile
 from collections.abc import Callable
+from dataclasses import fields
 from pathlib import Path
 from typing import IO, Any, Literal
 
@@ -148,16 +148,7 @@ def atomic_write(path: Path, write: Callable[[IO[bytes]], None], *, fsync: bool 
 def _traj_to_payload(traj: Trajectory) -> dict:
     return {
         "format": _TRAJ_PICKLE_TAG,
-        "timesteps": [
-            {
-                "obs": t.obs,
-                "prev_action": t.prev_action,
-                "reward": t.reward,
-                "time_idx": t.time_idx,
-                "terminal": t.terminal,
-            }
-            for t in traj.timesteps
-        ],
+        "timesteps": [{f.name: getattr(t, f.name) for f in fields(Timestep)} for t in traj.timesteps],
     }
 
 

@@ -87,12 +87,7 @@ class MixtureOfDatasets(RLDataset):
             d.configure(items_per_epoch, max_seq_len, padded_sampling, has_edit_rights)
         if not self.given_initial_weights:
             # A child that joins later (fresh online data) ramps up from 0 instead of arriving at full weight.
-            self.initial_weights = np.array(
-                [
-                    w if d.ready_for_training else 0.0
-                    for d, w in zip(self.datasets, self.final_weights, strict=True)
-                ]
-            )
+            self.initial_weights = self._ready_only(self.final_weights)
         self._update_weights()
 
     @property
@@ -109,6 +104,12 @@ class MixtureOfDatasets(RLDataset):
         if all(r is not None for r in reasons):
             return "no dataset in the mixture is ready: " + "; ".join(str(r) for r in reasons)
         return None
+
+    def _ready_only(self, weights: np.ndarray) -> np.ndarray:
+        """``weights`` with 0 for every child not ready for training."""
+        return np.array(
+            [w if d.ready_for_training else 0.0 for d, w in zip(self.datasets, weights, strict=True)]
+        )
 
     def _update_weights(self) -> None:
         weights = np.zeros(len(self.datasets))
@@ -150,12 +151,7 @@ class MixtureOfDatasets(RLDataset):
 
     def sample_random_trajectory(self) -> RLData:
         """A trajectory from a child drawn by the current (renormalised) weights."""
-        weights = np.array(
-            [
-                w if d.ready_for_training else 0.0
-                for d, w in zip(self.datasets, self.current_weights, strict=True)
-            ]
-        )
+        weights = self._ready_only(self.current_weights)
         if weights.sum() <= 0:
             raise DatasetNotReadyError(
                 self.not_ready_reason() or "every ready dataset has weight 0 this epoch"

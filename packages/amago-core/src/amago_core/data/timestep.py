@@ -7,7 +7,7 @@ index is 0. Every array carries a leading batch dimension (one row per env).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import NamedTuple
 
@@ -99,26 +99,22 @@ class Timestep:
         out.terminal[idx] = False
         return out
 
+    def _map(self, fn: Callable[[np.ndarray], np.ndarray]) -> Timestep:
+        return Timestep(
+            obs={k: fn(v) for k, v in self.obs.items()},
+            prev_action=fn(self.prev_action),
+            reward=fn(self.reward),
+            time_idx=fn(self.time_idx),
+            terminal=fn(self.terminal),
+        )
+
     def copy(self) -> Timestep:
         """A deep copy (every array copied)."""
-        return Timestep(
-            obs={k: v.copy() for k, v in self.obs.items()},
-            prev_action=self.prev_action.copy(),
-            reward=self.reward.copy(),
-            time_idx=self.time_idx.copy(),
-            terminal=self.terminal.copy(),
-        )
+        return self._map(lambda v: v.copy())
 
     def row(self, i: int) -> Timestep:
         """Row ``i`` as its own timestep with batch size 1 (copied, so later in-place edits cannot leak)."""
-        sl = slice(i, i + 1)
-        return Timestep(
-            obs={k: v[sl].copy() for k, v in self.obs.items()},
-            prev_action=self.prev_action[sl].copy(),
-            reward=self.reward[sl].copy(),
-            time_idx=self.time_idx[sl].copy(),
-            terminal=self.terminal[sl].copy(),
-        )
+        return self._map(lambda v: v[i : i + 1].copy())
 
     def split(self) -> list[Timestep]:
         """One batch-size-1 timestep per row."""

@@ -90,14 +90,13 @@ class FrozenTraj:
             problems.append(f"time_idxs has {len(self.time_idxs)} rows")
         problems += [f"obs[{k!r}] has {len(v)} rows" for k, v in self.obs.items() if len(v) != t]
         problems += [
-            f"{name} has {len(arr)} rows" for name, arr in self._transition_arrays() if len(arr) != t - 1
+            f"{name} has {len(arr)} rows"
+            for name, arr in (("rews", self.rews), ("dones", self.dones), ("actions", self.actions))
+            if len(arr) != t - 1
         ]
         if t < 1 or problems:
             msg = f"trajectory with {t} timesteps is misaligned: " + "; ".join(problems or ["no timesteps"])
             raise ValueError(msg)
-
-    def _transition_arrays(self) -> Iterable[tuple[str, np.ndarray]]:
-        return (("rews", self.rews), ("dones", self.dones), ("actions", self.actions))
 
 
 class Trajectory:
@@ -140,10 +139,9 @@ class Trajectory:
             msg = "cannot freeze an empty Trajectory; add at least one timestep."
             raise ValueError(msg)
         ts = Timestep.concat(self.timesteps)
-        rl2s = ts.rl2()
         return FrozenTraj(
             obs=ts.obs,
-            rl2s=rl2s,
+            rl2s=ts.rl2(),
             time_idxs=ts.time_idx[:, None].astype(np.int64),
             rews=ts.reward[1:, None].astype(np.float32),
             dones=ts.terminal[1:, None].astype(bool),

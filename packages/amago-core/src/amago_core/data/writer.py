@@ -1,19 +1,14 @@
 """``TrajectoryWriter``: records env rows step by step and writes finished trajectories as files.
 
-A file ends when its episode ends (``terminated or truncated``) or, for long rollouts, after a snippet of
-about ``traj_save_len`` transitions. A snippet's successor starts with the *same* timestep that ended it (one
-shared boundary timestep, with its real previous action, reward and time index), so no transition is lost.
-Snippet lengths are drawn from ``[traj_save_len - stagger, traj_save_len + stagger]`` (AMAGO uses
-``stagger = max_seq_len``); with fixed lengths, training windows would always start at multiples of
-``traj_save_len``.
+A file ends when its episode ends (``terminated or truncated``) or, for long rollouts, after a snippet of about
+``traj_save_len`` transitions; the next snippet starts with the *same* boundary timestep, so no transition is
+lost. Snippet lengths are drawn from ``traj_save_len ± stagger`` (AMAGO: ``stagger = max_seq_len``) so that
+training windows do not always start at multiples of ``traj_save_len``.
 
-Each file is written under a hidden temp name and renamed into place (:func:`~amago_core.data.files.save_traj`),
-so a write that fails (a full disk, a read-only folder) leaves no partial file in the buffer, only the files
-written before it; the failure is raised as :class:`TrajectoryWriteError`, naming the file.
-
-Rows are recorded by reference (``(batched timestep, row)`` pairs) and only gathered into arrays when a file is
-written, so recording costs almost nothing per step. Timesteps handed to the writer must therefore not be
-modified afterwards (the env layer always builds fresh ones).
+Files are written atomically (:func:`~amago_core.data.files.save_traj`): a failed write (a full disk, a read-only
+folder) leaves no partial file and raises :class:`TrajectoryWriteError`, naming the file. Rows are recorded by
+reference and gathered into arrays only when a file is written, so recording costs almost nothing per step and
+timesteps handed to the writer must not be modified afterwards (the env layer always builds fresh ones).
 """
 
 from __future__ import annotations

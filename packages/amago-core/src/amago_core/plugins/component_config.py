@@ -50,7 +50,6 @@ class ComponentConfig(StrictModel):
         """JSON-safe dict of this config (including ``kind``)."""
         return self.model_dump(mode="json")
 
-    # ---- sizing: how a component's options follow the env's episode, a step budget and `--smoke` ----------
     # `amago run` sizes any preset to the machine without knowing the component: each config says which of its
     # own options are counted in episode steps or in env steps, and what its smallest useful form is.
 

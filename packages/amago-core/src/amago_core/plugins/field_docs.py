@@ -53,8 +53,7 @@ def attribute_docstrings(cls: type) -> dict[str, str]:
     if node is None:
         return {}
     docs: dict[str, str] = {}
-    body = node.body
-    for statement, following in itertools.pairwise(body):
+    for statement, following in itertools.pairwise(node.body):
         if (
             isinstance(statement, ast.AnnAssign)
             and isinstance(statement.target, ast.Name)

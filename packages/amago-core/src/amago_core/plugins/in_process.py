@@ -1,17 +1,15 @@
 """Components registered by the running process: a class from a script, usable by name like a plugin.
 
-AMAGO users put ``@register_traj_encoder("my_gru")`` on a class in their training script. An installed plugin is
-found through its distribution's entry points; a class like that has no distribution, so it is registered here,
-in a table of the process. Every :class:`~amago_core.plugins.registry.Registry` reads the table on each lookup,
-so a registration made after the registries were scanned is seen at once and survives
+``@register_traj_encoder("my_gru")`` on a class in a training script registers it here, in a table of the
+process that every :class:`~amago_core.plugins.registry.Registry` reads on each lookup, so a registration made
+after the registries were scanned is seen at once and survives
 :func:`~amago_core.plugins.registry.reset_registries`.
 
 A registered name builds exactly like the class given for its slot (``Experiment(traj_encoder_type=MyGRU)``):
-a subclass of an installed component's class gets that component's config, whose options it then accepts
-(``-o traj_encoder.d_hidden=64``); any other class (or function) is called with the run's inferred context
-alone and takes no options. A run records the class path next to the name (:data:`IN_PROCESS_KEY`); reading
-that record back in a process that registered nothing under the name says which module to import, and imports
-nothing itself.
+a subclass of an installed component's class gets that component's config and options; any other class (or
+function) is called with the run's inferred context alone. A run records the class path next to the name
+(:data:`IN_PROCESS_KEY`); reading it back where nothing is registered under the name says which module to
+import, and imports nothing itself.
 """
 
 from __future__ import annotations

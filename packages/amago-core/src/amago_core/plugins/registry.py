@@ -113,7 +113,6 @@ class Registry:
         self._loaded: dict[tuple[str, str], ComponentSpec | BaseException] = {}
         self._lock = threading.Lock()
 
-    # ---- metadata only -------------------------------------------------------------------------
     def names(self) -> list[str]:
         """Every active entry name (canonical names and aliases) and every name registered in-process, sorted;
         imports nothing."""
@@ -134,7 +133,6 @@ class Registry:
         key = normalize_name(name)
         return key in self._active or in_process.lookup(self.group, key) is not None
 
-    # ---- spec loading --------------------------------------------------------------------------
     def _load_record(self, record: EntryRecord) -> ComponentSpec:
         key = (record.distribution, record.name)
         with self._lock:
@@ -269,7 +267,6 @@ class Registry:
             f"config{found}; {where} before resuming or evaluating the run."
         )
 
-    # ---- building ------------------------------------------------------------------------------
     def make_config(self, value: str | Mapping[str, Any] | ComponentConfig) -> ComponentConfig:
         """Validates a name, a table with ``kind``, or a config instance into the chosen plugin's Config.
 
@@ -301,7 +298,6 @@ class Registry:
         config = self.make_config(value)
         return self.spec(config.kind).build(config, **context)
 
-    # ---- listing with status -------------------------------------------------------------------
     def describe(self) -> list[ComponentInfo]:
         """Loads every spec and reports each component's status; one broken plugin never hides the rest."""
         infos: dict[str, ComponentInfo] = {}
@@ -309,21 +305,14 @@ class Registry:
         for key, registered in local.items():
             records = self._active.get(key, [])
             origins = [*(r.origin for r in records), registered.origin]
-            if records:
-                infos[key] = ComponentInfo(
-                    key,
-                    [],
-                    self.group,
-                    origins,
-                    Status.CONFLICT,
-                    registered.summary,
-                    self.duplicate_message(key, records, registered),
-                    registered,
-                )
-            else:
-                infos[key] = ComponentInfo(
-                    key, [], self.group, origins, Status.OK, registered.summary, spec=registered
-                )
+            status, detail = (
+                (Status.CONFLICT, self.duplicate_message(key, records, registered))
+                if records
+                else (Status.OK, "")
+            )
+            infos[key] = ComponentInfo(
+                key, [], self.group, origins, status, registered.summary, detail, registered
+            )
         for key in sorted(self._active.keys() - local.keys()):
             records = self._active[key]
             origins = [r.origin for r in records]
@@ -343,10 +332,10 @@ class Registry:
                     info.aliases.append(key)
                 continue
             missing = spec.missing_requirements()
-            status = Status.MISSING if missing else Status.OK
-            detail = spec.requirement_message(missing) if missing else ""
-            provider = records[0].distribution
-            factory_problem = None if missing else spec.factory_module_problem(provider)
+            status, detail = (
+                (Status.MISSING, spec.requirement_message(missing)) if missing else (Status.OK, "")
+            )
+            factory_problem = None if missing else spec.factory_module_problem(records[0].distribution)
             if factory_problem is not None:  # the cheap part of `amago doctor`'s build check
                 status, detail = Status.BROKEN, factory_problem
             aliases = [key] if key != spec.name else []
@@ -416,7 +405,6 @@ class Registry:
                 return found
         return None
 
-    # ---- components registered by this process -------------------------------------------------
     def register_in_process(self, name: str, target: Any) -> InProcessSpec:
         """Registers a class (or factory function) of this process under ``name``, for every registry of the
         group (AMAGO's ``register_traj_encoder(name)`` and its siblings call this).
@@ -543,13 +531,8 @@ class Registries:
         """
         typed = env_id.strip()
         folded = typed.replace("_", "-").lower()
-        best: str | None = None
-        for suite in self.env_suites.names():
-            prefix = suite.replace("_", "-")
-            if (folded == prefix or folded.startswith(prefix + "-")) and (
-                best is None or len(suite) > len(best)
-            ):
-                best = suite
+        prefixed = (s for s in self.env_suites.names() if f"{folded}-".startswith(f"{s.replace('_', '-')}-"))
+        best = max(prefixed, key=len, default=None)
         if best is None:
             suites = [s.replace("_", "-") for s in self.env_suites.names()]
             msg = (

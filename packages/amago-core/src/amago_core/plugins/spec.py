@@ -1,13 +1,11 @@
 """``ComponentSpec``: the torch-free description of one pluggable component.
 
-Every piece of data amago reads from a spec is a typed, documented field here, validated when the spec module
-is imported (a misspelt field fails with a did-you-mean, like configs do). Fields that only make sense for one
-group (an env suite's tasks, a timestep encoder's example observation) are refused on specs of other groups.
-
-Compatibility (the policy is written down in the plugin guide, docs/tutorial/08-write-a-plugin.md): the
-free-form ``extra={...}`` of the first API is still accepted and mapped onto the typed fields, with one
-``DeprecationWarning``, until :data:`EXTRA_REMOVED_IN`. While the registry loads an entry point, a spec that
-fails validation becomes a :class:`BrokenSpec` instead of raising, so the other specs of its module still load.
+Every piece of data amago reads from a spec is a typed, documented field, validated when the spec module is
+imported (a misspelt field fails with a did-you-mean, like configs do); fields that only make sense for one
+group (an env suite's tasks) are refused on specs of other groups. The first API's free-form ``extra={...}`` is
+still mapped onto the typed fields, with one ``DeprecationWarning``, until :data:`EXTRA_REMOVED_IN` (policy: the
+plugin guide, docs/tutorial/08-write-a-plugin.md). While the registry loads an entry point, a spec that fails
+validation becomes a :class:`BrokenSpec` instead of raising, so the other specs of its module still load.
 """
 
 from __future__ import annotations
@@ -62,6 +60,23 @@ _NAME_PATTERN = re.compile(r"^[a-z][a-z0-9_]*$")
 _FACTORY_PATTERN = re.compile(r"^[A-Za-z_][\w.]*:[A-Za-z_][\w.]*$")
 
 
+def _importable(module_name: str) -> bool:
+    """Whether ``module_name`` can be imported here (probed with ``find_spec``, not imported)."""
+    try:
+        return importlib.util.find_spec(module_name) is not None
+    except (ImportError, ValueError):
+        return False
+
+
+def _import_attr(path: str) -> Any:
+    """Imports ``"package.module:attr.path"`` and returns what it names."""
+    module_name, _, attr_path = path.partition(":")
+    target: Any = importlib.import_module(module_name)
+    for attr in attr_path.split("."):
+        target = getattr(target, attr)
+    return target
+
+
 class ExampleArray(StrictModel):
     """One key of a timestep encoder's example observation (what its conformance check builds it with)."""
 
@@ -103,12 +118,8 @@ class OwnEnvironment(StrictModel):
         """
         if self.clash is None:
             return None
-        module_name, _, attr_path = self.clash.partition(":")
         try:
-            target: Any = importlib.import_module(module_name)
-            for attr in attr_path.split("."):
-                target = getattr(target, attr)
-            found = target()
+            found = _import_attr(self.clash)()
         except Exception as exc:
             msg = f"its own_environment.clash {self.clash!r} failed ({type(exc).__name__}: {exc})"
             raise BrokenPluginError(msg) from exc
@@ -399,19 +410,9 @@ class ComponentSpec(StrictModel, metaclass=_SpecMeta):
             )
         return problems
 
-    # ---- requirements -------------------------------------------------------------------------------
     def missing_requirements(self) -> list[str]:
         """Import names from ``requires`` that are not importable here (probed without importing them)."""
-        missing = []
-        for module_name in self.requires:
-            top_level = module_name.split(".")[0]
-            try:
-                found = importlib.util.find_spec(top_level) is not None
-            except (ImportError, ValueError):
-                found = False
-            if not found:
-                missing.append(module_name)
-        return missing
+        return [module_name for module_name in self.requires if not _importable(module_name.split(".")[0])]
 
     def factory_module_problem(self, provider: str = "the plugin that provides it") -> str | None:
         """One line when the factory's module is certainly not installed, found without importing anything.
@@ -425,13 +426,7 @@ class ComponentSpec(StrictModel, metaclass=_SpecMeta):
         """
         module_name = self.factory.partition(":")[0]
         parent = module_name.rpartition(".")[0]
-        if module_name in sys.modules or (parent and parent not in sys.modules):
-            return None
-        try:
-            found = importlib.util.find_spec(module_name) is not None
-        except (ImportError, ValueError):
-            found = False
-        if found:
+        if module_name in sys.modules or (parent and parent not in sys.modules) or _importable(module_name):
             return None
         return (
             f"{self.group} {self.name!r}: its factory module {module_name!r} does not exist "
@@ -443,7 +438,6 @@ class ComponentSpec(StrictModel, metaclass=_SpecMeta):
         hint = self.install_hint or f"install the package that provides {', '.join(missing)}"
         return f"{self.group} {self.name!r} needs {', '.join(missing)}, which is not installed; run: {hint}"
 
-    # ---- env suites ---------------------------------------------------------------------------------
     def preset_for(self, task: str | None) -> dict[str, Any]:
         """An env suite's preset for ``task`` (None: the default task): ``"*"`` with the task's own merged over it.
 
@@ -460,7 +454,6 @@ class ComponentSpec(StrictModel, metaclass=_SpecMeta):
             merged = deep_merge(merged, layer)
         return merged
 
-    # ---- building -----------------------------------------------------------------------------------
     def make_config(self, config: ComponentConfig | Mapping[str, Any] | None = None) -> ComponentConfig:
         """Validates ``config`` (None → defaults, a mapping → validated, an instance → checked kind)."""
         if config is None:
@@ -491,11 +484,8 @@ class ComponentSpec(StrictModel, metaclass=_SpecMeta):
         missing = self.missing_requirements()
         if missing:
             raise MissingRequirementError(self.requirement_message(missing))
-        module_name, _, attr_path = self.factory.partition(":")
         try:
-            target: Any = importlib.import_module(module_name)
-            for attr in attr_path.split("."):
-                target = getattr(target, attr)
+            target = _import_attr(self.factory)
         except Exception as exc:
             msg = (
                 f"{self.group} {self.name!r}: cannot import its factory {self.factory!r} "

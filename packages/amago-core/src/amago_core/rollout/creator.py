@@ -45,6 +45,10 @@ class EnvCreator:
         if not isinstance(env, AMAGOEnv):
             msg = f"make_env must return an AMAGOEnv; got {type(env).__name__}. Wrap it: AMAGOEnv(env, env_name=...)."
             raise TypeError(msg)
+        return self._wrap(env)
+
+    def _wrap(self, env: AMAGOEnv) -> SequenceEnv:
+        """``env`` (one env, or the sync pool's stack of them) inside the exploration wrapper and recorder."""
         wrapped = self.exploration(env=env, seed=self.seed) if self.exploration is not None else env
         writer = TrajectoryWriter(
             env.batched_envs,

@@ -1,17 +1,12 @@
 """``AMAGOEnv``: wraps any gymnasium 1.x env so that it speaks in batched ``Timestep``s.
 
-The wrapper owns three conversions that every env needs and that were sources of silent bugs:
-
-- observations become a dict (``{"observation": obs}`` for non-dict spaces), with a leading batch dim, and are
-  checked against the observation space so that a wrong shape or dtype fails here, naming the env and key,
-  instead of deep inside a network;
+- observations become a dict (``{"observation": obs}`` for non-dict spaces) with a leading batch dim, checked
+  against the observation space so that a wrong shape or dtype fails here, naming the env and key;
 - actions arrive in the policy's representation (an index for Discrete, 0/1 for MultiBinary, [-1, 1] for Box)
-  and are translated to what the env expects; the *received* action is what the next timestep stores as the
-  previous action, so exploration noise applied before this wrapper is part of the data;
-- the time index counts steps since the episode started, per env row.
-
-Meta-RL envs that reset themselves k times inside one rollout (and only report ``terminated``/``truncated``
-when the whole rollout is over) work unchanged: this wrapper never looks inside an episode.
+  and are translated for the env; the *received* action is stored as the next timestep's previous action, so
+  exploration noise applied before this wrapper is part of the data;
+- the time index counts steps since the episode started, per env row. Meta-RL envs that reset themselves
+  inside one rollout work unchanged: this wrapper never looks inside an episode.
 """
 
 from __future__ import annotations
@@ -67,8 +62,6 @@ def check_finite(
     Args:
         value: a ``(rows, ...)`` reward or observation array (non-float arrays always pass).
         what: ``"reward"`` or ``"observation 'key'"``, for the message.
-        env_names: each row's env name.
-        step_count: each row's step within its episode.
         batched: name the row in the message.
 
     Raises:
@@ -100,12 +93,8 @@ class ObsChecker:
     """Converts one observation (or a batch) to a dict of batched arrays, checking shape and dtype."""
 
     def __init__(self, space: gym.Space, batched_envs: int) -> None:
-        if isinstance(space, gym.spaces.Dict):
-            subspaces = dict(space.spaces)
-            self.is_dict = True
-        else:
-            subspaces = {DEFAULT_OBS_KEY: space}
-            self.is_dict = False
+        self.is_dict = isinstance(space, gym.spaces.Dict)
+        subspaces = dict(space.spaces) if isinstance(space, gym.spaces.Dict) else {DEFAULT_OBS_KEY: space}
         self.expected: dict[str, tuple[tuple[int, ...], np.dtype]] = {}
         for key, sub in subspaces.items():
             if not isinstance(
@@ -171,7 +160,7 @@ class ActionAdapter:
     """Translates policy actions to env actions and to the stored ``prev_action`` representation."""
 
     dim: int
-    stored_dtype: np.dtype
+    stored_dtype: np.dtype = np.dtype(np.uint8)
     policy_space: gym.Space
 
     def to_stored(self, action: np.ndarray, n: int) -> np.ndarray:
@@ -186,7 +175,6 @@ class _DiscreteAdapter(ActionAdapter):
         self.n = int(space.n)
         self.start = int(space.start)
         self.dim = self.n
-        self.stored_dtype = np.dtype(np.uint8)
         self.policy_space = gym.spaces.Discrete(self.n)
         self._eye = np.eye(self.n, dtype=np.uint8)
 
@@ -218,7 +206,6 @@ class _MultiBinaryAdapter(ActionAdapter):
             msg = f"MultiBinary actions must be 1-D; got shape {space.shape}."
             raise EnvContractError(msg)
         self.dim = int(space.shape[0])
-        self.stored_dtype = np.dtype(np.uint8)
         self.policy_space = space
 
     def to_stored(self, action: Any, n: int) -> np.ndarray:
@@ -251,7 +238,6 @@ class _MultiDiscreteAdapter(ActionAdapter):
         self.dim = int(self.nvec.sum())
         self.offsets = np.concatenate(([0], np.cumsum(self.nvec)[:-1]))
         """Where each dimension's one-hot begins in the stored vector."""
-        self.stored_dtype = np.dtype(np.uint8)
         self.policy_space = gym.spaces.MultiDiscrete(self.nvec)
 
     def indices(self, action: Any, n: int) -> np.ndarray:

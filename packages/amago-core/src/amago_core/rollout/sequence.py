@@ -1,7 +1,5 @@
 """``SequenceEnv``: the outermost per-process env layer; it keeps the policy's view consistent across resets.
 
-It owns what happens between two policy inputs:
-
 - a row whose episode ends (``terminated or truncated``) is reset *in the same step*: the next policy input is
   the new episode's first observation (time index 0, zero previous action and reward). A plain env is reset
   here; an already-vectorised env has reset itself, and its timestep is rewritten as an episode start;
@@ -134,10 +132,8 @@ class SequenceEnv:
                 self.return_history[names[row]].append(float(self._episode_return[row]))
             self._episode_return[rows] = 0.0
             stacked_reset = getattr(self.env, "reset_timestep", None)
-            if stacked_reset is not None:
-                timestep = (
-                    stacked_reset  # the env reset those rows itself, keeping the final obs for the file
-                )
+            if stacked_reset is not None:  # the env reset those rows itself, keeping the final obs
+                timestep = stacked_reset
             elif self.batched_envs == 1:
                 # gymnasium 1.x would only reset on the *next* step; the policy must see the new episode now.
                 timestep, _ = self.env.reset()

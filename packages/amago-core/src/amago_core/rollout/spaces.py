@@ -183,11 +183,9 @@ class PolicySpaces:
             raise SpaceRecordError(msg)
         try:
             agent, env = data["agent"], data["env"]
-            obs_space = space_from_json(agent["obs_space"])
-            rl2_space = space_from_json(agent["rl2_space"])
             spaces = cls(
-                obs_space=obs_space,  # type: ignore[arg-type]
-                rl2_space=rl2_space,  # type: ignore[arg-type]
+                obs_space=space_from_json(agent["obs_space"]),  # type: ignore[arg-type]
+                rl2_space=space_from_json(agent["rl2_space"]),  # type: ignore[arg-type]
                 action_space=space_from_json(agent["action_space"]),
                 env_observation_space=space_from_json(env["observation_space"]),
                 env_action_space=space_from_json(env["action_space"]),

@@ -65,30 +65,27 @@ def _worker(conn: Connection, payload: bytes) -> None:
         conn.send(("error", (_pickleable_exception(exc), traceback.format_exc())))
         conn.close()
         return
+    commands: dict[str, Callable[[Any], Any]] = {
+        "step": env.step,
+        "reset": lambda seed: env.reset(seed=seed),
+        "stats": lambda _: env.stats(),
+        "reset_stats": lambda _: env.reset_stats(),
+        "save": lambda _: env.save_finished_trajs(),
+    }
     while True:
         try:
             cmd, arg = conn.recv()
         except EOFError:  # the parent went away
             break
         try:
-            if cmd == "step":
-                out: Any = env.step(arg)
-            elif cmd == "reset":
-                out = env.reset(seed=arg)
-            elif cmd == "stats":
-                out = env.stats()
-            elif cmd == "reset_stats":
-                out = env.reset_stats()
-            elif cmd == "save":
-                out = env.save_finished_trajs()
-            elif cmd == "close":
+            if cmd == "close":
                 env.close()
                 conn.send(("ok", None))
                 break
-            else:
+            if cmd not in commands:
                 msg = f"unknown command {cmd!r}"
                 raise ValueError(msg)
-            conn.send(("ok", out))
+            conn.send(("ok", commands[cmd](arg)))
         except BaseException as exc:
             conn.send(("error", (_pickleable_exception(exc), traceback.format_exc())))
     conn.close()

@@ -91,13 +91,11 @@ class StackedEnv:
         # Fast path: stack each key once and check the whole batch; only on a mismatch is every row checked
         # alone, so that the error names the env that broke the contract.
         out = {}
+        is_dict = self.envs[0]._obs.is_dict
         try:
             for key in self._keys:
                 shape, dtype = self._expected[key]
-                if self.envs[0]._obs.is_dict:
-                    arr = np.stack([np.asarray(o[key]) for o in raw])
-                else:
-                    arr = np.stack([np.asarray(o) for o in raw])
+                arr = np.stack([np.asarray(o[key] if is_dict else o) for o in raw])
                 if arr.shape[1:] != shape or not np.can_cast(arr.dtype, dtype, casting="same_kind"):
                     raise EnvContractError
                 out[key] = arr if arr.dtype == dtype else arr.astype(dtype)
@@ -116,9 +114,8 @@ class StackedEnv:
         for row, row_obs, info in zip(rows, raw, infos, strict=True):
             env = self.envs[row]
             spec = env.action_mask
-            if (
-                spec is None
-            ):  # every row shares the spaces: a mask key in one but not another is a contract bug
+            # Every row shares the spaces: a mask key in one but not another is a contract bug.
+            if spec is None:
                 msg = f"env {env.env_name!r} (actor {row}) names no action mask, but actor 0 does; give every actor one."
                 raise EnvContractError(msg)
             masks.append(

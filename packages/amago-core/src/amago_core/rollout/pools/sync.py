@@ -17,7 +17,6 @@ from typing import Any, TypeGuard, cast
 import numpy as np
 
 from amago_core.data.timestep import Timestep
-from amago_core.data.writer import TrajectoryWriter
 from amago_core.rollout.creator import EnvCreator
 from amago_core.rollout.env import AMAGOEnv
 from amago_core.rollout.pools.base import VectorPool, concat_results, merge_stats, raise_named
@@ -94,22 +93,10 @@ class SyncPool(VectorPool):
             for e in envs:
                 e.close()
             return None
-        head = creators[0]
-        stacked = StackedEnv(envs)
-        explored = head.exploration(env=stacked, seed=head.seed) if head.exploration is not None else stacked
-        writer = TrajectoryWriter(
-            len(envs),
-            head.save_dir,
-            save_as=head.save_as,
-            traj_save_len=head.traj_save_len,
-            stagger=head.stagger,
-            seed=head.seed,
-        )
         # StackedEnv is not an AMAGOEnv subclass but offers every part of its interface that SequenceEnv uses.
-        return [SequenceEnv(cast(AMAGOEnv, explored), writer)]
+        return [creators[0]._wrap(cast(AMAGOEnv, StackedEnv(envs)))]
 
     def reset(self, seed: int | None = None) -> Timestep:
-        """Resets every env."""
         starts = self._offsets[:-1]
         return Timestep.concat(
             [
@@ -135,19 +122,15 @@ class SyncPool(VectorPool):
         )
 
     def stats(self) -> dict[str, Any]:
-        """Merged histories and frame counts."""
         return merge_stats([e.stats() for e in self.envs])
 
     def reset_stats(self) -> None:
-        """Forgets histories in every env."""
         for e in self.envs:
             e.reset_stats()
 
     def save_finished_trajs(self) -> list[Path]:
-        """Writes finished trajectories of every env."""
         return [p for e in self.envs for p in e.save_finished_trajs()]
 
     def close(self) -> None:
-        """Closes every env."""
         for e in self.envs:
             e.close()
