@@ -10,10 +10,10 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
 CORE = ROOT / "packages" / "amago-core" / "src" / "amago_core"
-CORE_LINES_AT_MOST = 18_626
-"""Issue 40 aims at 15,000 (AMAGO's whole package is 12,000); 18,626 is where stop 40 left core (the experiment
-split, AMAGO's flat names in the compatibility layer, ``--budget``/``--steps``, ``load_policy``, ``amago eval
---video`` and ``amago config reference`` in amago-tools)."""
+CORE_LINES_AT_MOST = 17_864
+"""Issue 40 aims at 15,000 (AMAGO's whole package is 12,000); 17,864 is where stop 41 left core (after stop 40's
+experiment split and moves, the doctor's build check and the generated-docs block went to amago-tools, and every
+subpackage lost its repeated logic)."""
 FILE_LINES_AT_MOST = 600
 LONGER_FILES: dict[str, int] = {}
 """Files still over the per-file line, each at most its size when the line was drawn; splitting one removes it."""
