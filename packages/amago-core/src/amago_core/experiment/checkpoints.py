@@ -27,8 +27,9 @@ import numpy as np
 import torch
 from accelerate import Accelerator
 from safetensors import SafetensorError, safe_open
-from safetensors.torch import load_model, save_model
+from safetensors.torch import save_model
 
+from amago_core.config.sources import PROVENANCE_KEY
 from amago_core.experiment.processes import gather
 from amago_core.experiment.run_dir import (
     PROGRESS_FILE,
@@ -40,15 +41,44 @@ from amago_core.experiment.run_dir import (
 )
 from amago_core.experiment.safe_state import DamagedStateError, load_state, save_state
 
-STATE_FORMAT = 1
-"""Version of the training-state layout written here."""
+FORMAT = 1
+"""Version of the files a checkpoint loads from, recorded in each: ``progress.json`` (``format``), the policy weights
+(safetensors metadata ``format``), ``config.resolved.json`` (``_provenance.format``); 0: from before amago recorded
+it. A change to any of them raises it and adds ``MIGRATIONS[FORMAT - 1]``, tested on tests/compat's golden runs."""
 MODEL_FILE = "model.safetensors"
 PICKLE_SUFFIXES = (".pkl", ".bin", ".pt", ".pth", ".pickle")
 """Files that hold pickles: a folder with them (and without amago's own files) is refused, never loaded."""
 
 
 class RefusedStateError(ValueError):
-    """A training state amago will not load (it holds pickle files, or a newer layout); the message says why."""
+    """A checkpoint amago will not load (pickle files, or a format newer than :data:`FORMAT`); the message says why."""
+
+
+MIGRATIONS: dict[int, dict[str, Callable[[Any], Any]]] = {0: {}}
+"""``MIGRATIONS[N]``, migrate_from_N: per file kind (``progress``, ``config``: the JSON record; ``weights``: the
+tensors by name), what turns it from format N into N + 1; a kind it lacks is unchanged. Format 0 is format 1's
+layout (progress records of both may lack the fields :meth:`Progress.from_json` defaults)."""
+
+
+def migrated(kind: str, data: Any, found: int, file: Path) -> Any:
+    """``data`` of ``file`` (a ``kind`` file: progress, config or weights; of format ``found``) as :data:`FORMAT`.
+
+    Raises:
+        RefusedStateError: ``found`` is newer than :data:`FORMAT`.
+    """
+    if found > FORMAT:
+        msg = f"{file} has checkpoint format {found}, newer than this amago's {FORMAT}: upgrade amago to load it."
+        raise RefusedStateError(msg)
+    for step in range(found, FORMAT):
+        data = MIGRATIONS[step].get(kind, lambda unchanged: unchanged)(data)
+    return data
+
+
+def migrated_config(record: dict[str, Any], file: Path) -> dict[str, Any]:
+    """``file``'s ``config.resolved.json`` record (its format in ``_provenance``; 0: none) as :data:`FORMAT`."""
+    provenance = record.get(PROVENANCE_KEY)
+    found = int(provenance.get("format", 0)) if isinstance(provenance, dict) else 0
+    return migrated("config", record, found, file)
 
 
 @dataclass
@@ -64,7 +94,6 @@ class Progress:
         logger_step: records logged so far (the log backends' step counter).
         wall_seconds: seconds :meth:`~amago_core.experiment.Experiment.learn` has run up to this state, summed
             over the sessions of a resumed run (the records' ``wall_time_seconds``).
-        format: the training-state layout version.
     """
 
     epoch: int = 0
@@ -74,7 +103,6 @@ class Progress:
     num_processes: int = 1
     logger_step: int = 0
     wall_seconds: float = 0.0
-    format: int = STATE_FORMAT
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> Progress:
@@ -87,7 +115,6 @@ class Progress:
             num_processes=int(data.get("num_processes", 1)),
             logger_step=int(data.get("logger_step", 0)),
             wall_seconds=float(data.get("wall_seconds", 0.0)),
-            format=int(data.get("format", 0)),
         )
 
 
@@ -117,11 +144,15 @@ def save_policy_weights(policy: torch.nn.Module, path: Path, *, root: Path | Non
             ``path`` leaves ``root``.
     """
     with os_errors_of_safetensors():
-        atomic_write(Path(path), lambda tmp: save_model(policy, str(tmp)), root=root)
+        atomic_write(Path(path), lambda tmp: _save_weights(policy, tmp), root=root)
+
+
+def _save_weights(policy: torch.nn.Module, path: Path) -> None:
+    save_model(policy, str(path), metadata={"format": str(FORMAT)})
 
 
 def load_policy_weights(policy: torch.nn.Module, path: Path, retries: int = 1) -> None:
-    """Loads weights saved by :func:`save_policy_weights` (strict: every key must match).
+    """Loads weights saved by :func:`save_policy_weights` (strict: every key must match; older formats migrated).
 
     Args:
         path: the ``.safetensors`` file (nothing else is read: no pickles).
@@ -130,6 +161,7 @@ def load_policy_weights(policy: torch.nn.Module, path: Path, retries: int = 1) -
 
     Raises:
         FileNotFoundError: no file after the retries.
+        RefusedStateError: a format newer than this amago's.
         RuntimeError: the file does not match this agent (with the missing/unexpected keys).
     """
     path = Path(path)
@@ -141,7 +173,12 @@ def load_policy_weights(policy: torch.nn.Module, path: Path, retries: int = 1) -
     else:
         msg = f"policy weights {path} not found"
         raise FileNotFoundError(msg)
-    missing, unexpected = load_model(policy, str(path), strict=False)
+    with safe_open(str(path), framework="pt") as file:
+        metadata, tensors = file.metadata() or {}, {name: file.get_tensor(name) for name in file.keys()}  # noqa: SIM118
+    # save_model leaves out the aliases of shared tensors and names them in the metadata (alias -> kept name).
+    tensors |= {a: tensors[k] for a, k in metadata.items() if a != "format" and k in tensors}
+    found = int(metadata.get("format", 0))
+    missing, unexpected = policy.load_state_dict(migrated("weights", tensors, found, path), strict=False)
     if missing or unexpected:
         msg = (
             f"{path} does not match this agent: missing {sorted(missing)[:8]}, unexpected {sorted(unexpected)[:8]}. "
@@ -156,12 +193,13 @@ def write_progress(folder: Path, progress: dict[str, Any]) -> None:
 
 
 def read_progress(folder: Path) -> dict[str, Any]:
-    """Reads a training-state folder's progress record."""
+    """Reads a training-state folder's progress record, as :data:`FORMAT` (a newer one: ``RefusedStateError``)."""
     file = Path(folder) / PROGRESS_FILE
     if not file.is_file():
         msg = f"{folder} is not a complete amago training state (no {PROGRESS_FILE}); pick another epoch"
         raise FileNotFoundError(msg)
-    return json.loads(file.read_text(encoding="utf-8"))
+    record = json.loads(file.read_text(encoding="utf-8"))
+    return migrated("progress", record, int(record["format"]) if "format" in record else 0, file)
 
 
 def random_states(dataset_rng: np.random.Generator | None) -> dict[str, Any]:
@@ -226,11 +264,11 @@ def loadable(folder: Path) -> bool:
     planted or damaged folder never pushes a state a resume could use out of the newest kept."""
     try:
         _refuse_foreign(folder)
-        progress = Progress.from_json(read_progress(folder))
+        Progress.from_json(read_progress(folder))
     except (OSError, ValueError, KeyError, TypeError):  # RefusedStateError is a ValueError
         return False
     required = (MODEL_FILE, "optimizer.json", "scheduler.json")
-    return progress.format <= STATE_FORMAT and all((folder / name).is_file() for name in required)
+    return all((folder / name).is_file() for name in required)
 
 
 def read_training_state(folder: Path, process_index: int) -> TrainingState:
@@ -244,12 +282,11 @@ def read_training_state(folder: Path, process_index: int) -> TrainingState:
     _refuse_foreign(folder)
     try:
         progress = Progress.from_json(read_progress(folder))
+    except RefusedStateError:
+        raise
     except (OSError, ValueError, KeyError, TypeError) as exc:
         msg = f"{folder / PROGRESS_FILE} cannot be read ({type(exc).__name__}: {exc})"
         raise DamagedStateError(msg) from exc
-    if progress.format > STATE_FORMAT:
-        msg = f"{folder} was written by a newer amago (state format {progress.format}); upgrade amago to load it."
-        raise RefusedStateError(msg)
     try:
         with safe_open(str(folder / MODEL_FILE), framework="pt") as model_file:
             model_file.keys()  # reads and checks the header; the tensors load when applied
@@ -300,12 +337,12 @@ class CheckpointStore:
             incoming.mkdir(parents=True)
 
         def write_main_files() -> None:
-            save_model(policy, str(incoming / MODEL_FILE))
+            _save_weights(policy, incoming / MODEL_FILE)
             save_state(optimizer.state_dict(), incoming, "optimizer")
             save_state(scheduler.state_dict(), incoming, "scheduler")
             if accelerator.scaler is not None:
                 save_state(accelerator.scaler.state_dict(), incoming, "grad_scaler")
-            write_progress(incoming, asdict(progress))  # last: from here on the folder counts as complete
+            write_progress(incoming, {**asdict(progress), "format": FORMAT})  # last: the folder is complete
             _move_into_place(incoming, target)
 
         def write_rng() -> None:  # every process writes its own
@@ -342,43 +379,6 @@ class CheckpointStore:
         if failure is not None:
             raise error from failure
         raise error
-
-    def apply(
-        self,
-        state: TrainingState,
-        *,
-        policy: torch.nn.Module,
-        optimizer: Any,
-        scheduler: Any,
-        dataset_rng: np.random.Generator | None,
-    ) -> None:
-        """Loads a checked training state into the model, optimiser, schedule, scaler and random streams.
-
-        Raises:
-            DamagedStateError: the model file turned out cut short while loading (nothing else was changed).
-            RuntimeError: the state does not fit this model (saved with another agent or encoder config).
-        """
-        try:
-            load_policy_weights(policy, state.folder / MODEL_FILE)
-        except (OSError, SafetensorError) as exc:
-            msg = f"{state.folder / MODEL_FILE} cannot be read ({type(exc).__name__}: {exc})"
-            raise DamagedStateError(msg) from exc
-        optimizer.load_state_dict(state.optimizer)
-        scheduler.load_state_dict(state.scheduler)
-        if state.scaler is not None and self.accelerator.scaler is not None:
-            self.accelerator.scaler.load_state_dict(state.scaler)
-        if state.rng is not None:
-            restore_random_states(state.rng, dataset_rng)
-
-    def newest_usable(self) -> tuple[TrainingState | None, list[str]]:
-        """The newest training state that reads completely, and one line per newer one skipped (and why)."""
-        skipped: list[str] = []
-        for epoch, folder in reversed(self.paths.saved_states()):
-            try:
-                return read_training_state(folder, self.accelerator.process_index), skipped
-            except (DamagedStateError, RefusedStateError) as exc:
-                skipped.append(f"skipping the checkpoint of epoch {epoch}: {exc}")
-        return None, skipped
 
     def prune_states(self, newest: int, every: int | None) -> list[Path]:
         """Removes the kept training states a retention rule drops (main process; after the newest is complete).
@@ -449,34 +449,6 @@ class CheckpointStore:
                 shutil.rmtree(self.paths.check(folder), ignore_errors=True)
         for stale in _stale_save_folders(keep.parent):
             shutil.rmtree(self.paths.check(stale), ignore_errors=True)
-
-    def write_weights(self, epoch: int, policy: torch.nn.Module) -> Path:
-        """Writes the policy weights of ``epoch`` (main process), before the epoch's training state, so that a
-        kill between the two never leaves a kept state without its weights (a weights file without its state
-        is rewritten when the resumed run redoes that epoch).
-
-        Raises:
-            OSError: the write failed (in every process; a file already there stays as it was).
-        """
-        weights = self.paths.policy_at(epoch)
-        self.write_on_main(weights, lambda: save_policy_weights(policy, weights, root=self.paths.root))
-        return weights
-
-    def write_latest(self, policy: torch.nn.Module) -> None:
-        """Writes the current weights to ``ckpts/latest`` (main process; what collect-only processes read).
-
-        Raises:
-            OSError: the write failed (in every process; the previous file stays).
-        """
-        latest = self.paths.latest_policy
-        self.write_on_main(latest, lambda: save_policy_weights(policy, latest, root=self.paths.root))
-
-    def read_latest(self, policy: torch.nn.Module) -> bool:
-        """Loads ``ckpts/latest`` if it exists; returns whether it did."""
-        if not self.paths.latest_policy.is_file():
-            return False
-        load_policy_weights(policy, self.paths.latest_policy, retries=10)
-        return True
 
 
 def _attempt(write: Callable[[], None]) -> OSError | None:

@@ -7,6 +7,7 @@ dataset's random stream) and in which order things are written; the file formats
 
 from __future__ import annotations
 
+import json
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -15,16 +16,22 @@ from typing import Protocol
 
 import numpy as np
 from accelerate import Accelerator
+from safetensors import SafetensorError
 
 from amago_core.config.experiment import ScheduleSection
 from amago_core.data.dataset import RLDataset
 from amago_core.experiment.agent_api import ReloadAware
 from amago_core.experiment.checkpoints import (
+    MODEL_FILE,
     CheckpointStore,
     Progress,
+    RefusedStateError,
     TrainingState,
     load_policy_weights,
+    migrated_config,
     read_training_state,
+    restore_random_states,
+    save_policy_weights,
 )
 from amago_core.experiment.counters import RunCounters
 from amago_core.experiment.learner import Learner
@@ -89,10 +96,9 @@ class RunCheckpoints:
         Raises:
             RunFolderWriteError: a write failed; earlier checkpoints are intact and nothing was removed.
         """
-        progress, learner = self.progress(), self._learner()
+        progress = self.progress()
         # The weights first: a kill between the two writes then leaves no kept state without its weights.
-        with self.writing(self.paths.policy_at(progress.epoch)):
-            self.store.write_weights(progress.epoch, learner.agent)
+        self._write_weights(self.paths.policy_at(progress.epoch))
         target = self._save_state(self.paths.training_state(progress.epoch), progress)
         self.store.prune_states(schedule.keep_states, schedule.keep_state_every)
         self.store.prune_policies(schedule.keep_policies, schedule.keep_policy_every)
@@ -128,12 +134,19 @@ class RunCheckpoints:
         Raises:
             RunFolderWriteError: the write failed; the previous file is intact.
         """
-        with self.writing(self.paths.latest_policy):
-            self.store.write_latest(self._learner().agent)
+        self._write_weights(self.paths.latest_policy)
+
+    def _write_weights(self, path: Path) -> None:
+        agent, root = self._learner().agent, self.paths.root
+        with self.writing(path):  # main process; a failure is raised in every process
+            self.store.write_on_main(path, lambda: save_policy_weights(agent, path, root=root))
 
     def read_latest(self) -> bool:
         """Loads ``ckpts/latest`` into the agent if it exists; returns whether it did."""
-        return self.store.read_latest(self._learner().agent)
+        if not self.paths.latest_policy.is_file():
+            return False
+        load_policy_weights(self._learner().agent, self.paths.latest_policy, retries=10)
+        return True
 
     @contextmanager
     def writing(self, path: Path) -> Iterator[None]:
@@ -157,31 +170,26 @@ class RunCheckpoints:
             raise FileNotFoundError(msg)
         return matches[0]
 
-    def read(self, folder: Path) -> TrainingState:
-        """Reads and checks a training-state folder (this process's random streams included).
-
-        Raises:
-            RefusedStateError: a folder of pickle files (never loaded), or a newer layout.
-            DamagedStateError: a file of the state is cut short or unreadable.
-        """
-        return read_training_state(folder, self.accelerator.process_index)
-
     def apply(self, state: TrainingState) -> None:
-        """Loads ``state``: the learner's model, optimiser and schedule, the random streams, the counters and the
-        logger's record count; says when it was saved by another number of processes.
+        """Loads ``state``: the learner's model, optimiser and schedule, the gradient scaler, the random streams,
+        the counters and the logger's record count; says when it was saved by another number of processes.
 
         Raises:
-            DamagedStateError: the model file turned out cut short while loading.
-            RuntimeError: the state does not fit this model.
+            DamagedStateError: the model file turned out cut short while loading (nothing else was changed).
+            RuntimeError: the state does not fit this model (saved with another agent or encoder config).
         """
         learner = self._learner()
-        self.store.apply(
-            state,
-            policy=learner.agent,
-            optimizer=learner.optimizer,
-            scheduler=learner.lr_schedule,
-            dataset_rng=self._dataset_rng(),
-        )
+        try:
+            load_policy_weights(learner.agent, state.folder / MODEL_FILE)
+        except (OSError, SafetensorError) as exc:
+            msg = f"{state.folder / MODEL_FILE} cannot be read ({type(exc).__name__}: {exc})"
+            raise DamagedStateError(msg) from exc
+        learner.optimizer.load_state_dict(state.optimizer)
+        learner.lr_schedule.load_state_dict(state.scheduler)
+        if state.scaler is not None and self.accelerator.scaler is not None:
+            self.accelerator.scaler.load_state_dict(state.scaler)
+        if state.rng is not None:
+            restore_random_states(state.rng, self._dataset_rng())
         saved, processes = state.progress.num_processes, self.accelerator.num_processes
         if saved != processes and self.accelerator.is_main_process:
             sys.stderr.write(
@@ -193,20 +201,37 @@ class RunCheckpoints:
         if self._reports.logger is not None:
             self._reports.logger.step = state.progress.logger_step
 
+    def _check_config_format(self) -> None:
+        """Refuses a run whose ``config.resolved.json`` has a newer format (one that does not read: the config's)."""
+        try:
+            migrated_config(json.loads(self.paths.config.read_text(encoding="utf-8")), self.paths.config)
+        except RefusedStateError:
+            raise
+        except (OSError, ValueError, AttributeError):
+            pass
+
     def newest_usable(self) -> TrainingState | None:
         """The newest training state that reads completely; says which newer ones were skipped and why.
 
         Raises:
+            RefusedStateError: the run's config record is of a newer format than this amago's.
             NoUsableCheckpointError: checkpoints exist, but none reads completely.
         """
-        state, skipped = self.store.newest_usable()
+        self._check_config_format()
+        state, skipped = None, []
+        for epoch, folder in reversed(self.paths.saved_states()):
+            try:
+                state = read_training_state(folder, self.accelerator.process_index)
+                break
+            except (DamagedStateError, RefusedStateError) as exc:
+                skipped.append(f"skipping the checkpoint of epoch {epoch}: {exc}")
         if self.accelerator.is_main_process:
             for line in skipped:
                 sys.stderr.write(f"amago: warning: {line}\n")
         if state is None and skipped:
             msg = (
-                f"no checkpoint of {self.paths.root} can be loaded ({'; '.join(skipped)}). Move the damaged "
-                "folders away to start over in this folder, or start a new run."
+                f"no checkpoint of {self.paths.root} can be loaded ({'; '.join(skipped)}). Upgrade amago for a "
+                "newer format; otherwise move the damaged folders away to start over here, or start a new run."
             )
             raise NoUsableCheckpointError(msg)
         return state
@@ -217,16 +242,17 @@ class RunCheckpoints:
 
         Raises:
             FileNotFoundError: nothing at ``path``.
-            RefusedStateError: a folder of pickle files (never loaded), or a newer layout.
+            RefusedStateError: a folder of pickle files (never loaded), or a newer format (state, weights, config).
             DamagedStateError: a file of the state is cut short or unreadable.
         """
         path = Path(path)
         if not path.exists():
             msg = f"no checkpoint at {path}; `amago run --resume` picks the newest complete one"
             raise FileNotFoundError(msg)
+        self._check_config_format()
         agent = self._learner().agent
         if whole_state:
-            self.apply(self.read(path))
+            self.apply(read_training_state(path, self.accelerator.process_index))
         else:
             load_policy_weights(agent, path)
         if isinstance(agent, ReloadAware):

@@ -19,12 +19,12 @@ from amago_core.config.component import ComponentConfig
 from amago_core.config.components import ComponentBuildError, RunComponents
 from amago_core.config.experiment import ExperimentConfig
 from amago_core.experiment.agent_api import ReloadAware, RolloutPolicy
-from amago_core.experiment.checkpoints import load_policy_weights
+from amago_core.experiment.checkpoints import RefusedStateError, load_policy_weights, migrated_config
 from amago_core.experiment.run_dir import RunPaths
 from amago_core.plugins.errors import PluginError
 from amago_core.plugins.registry import Registries
 from amago_core.plugins.registry import registries as installed_registries
-from amago_core.rollout.spaces import PolicySpaces, SpaceRecordError
+from amago_core.rollout.spaces import SPACES_FORMAT, PolicySpaces, SpaceRecordError
 from amago_tools.policy.stateful import StatefulPolicy
 
 PICKLE_SUFFIXES = (".pt", ".pth", ".pkl", ".pickle", ".ckpt", ".bin")
@@ -103,8 +103,7 @@ def _read_config(run_dir: Path, registries: Registries) -> ExperimentConfig:
     from pydantic import ValidationError
 
     from amago_core.config.errors import describe_validation_error
-    from amago_core.config.resolve import plan_recorded
-    from amago_core.config.sources import ConfigSourceError
+    from amago_core.config.sources import ConfigSourceError, SourceFile, merge_layers, read_sources
 
     config_file = RunPaths(run_dir.parent, run_dir.name).config
     if not config_file.is_file():
@@ -112,7 +111,13 @@ def _read_config(run_dir: Path, registries: Registries) -> ExperimentConfig:
         msg = f"{run_dir} has no config.resolved.json; pass {RUN_FOLDER}."
         raise PolicyLoadError(msg)
     try:
-        return plan_recorded(config_file, registries).config
+        # A newer format is refused, an older one migrated (MIGRATIONS), before the record is validated.
+        record = migrated_config(dict(SourceFile.read(config_file).raw), config_file)
+        layers = read_sources([SourceFile(config_file, record)], environ={})
+        config = ExperimentConfig.validate_with(merge_layers(layers, registries=registries), registries)
+        return config.resolved(registries)
+    except RefusedStateError as exc:
+        raise PolicyLoadError(str(exc)) from exc
     except ValidationError as exc:
         problems = "; ".join(describe_validation_error(exc, source=str(config_file)))
         msg = f"cannot rebuild the run's agent: {problems}"
@@ -146,7 +151,12 @@ def _spaces(paths: RunPaths, config: ExperimentConfig, registries: Registries) -
     recorded = paths.spaces
     if recorded.is_file():
         try:
-            return PolicySpaces.from_json(json.loads(recorded.read_text(encoding="utf-8")))
+            record = json.loads(recorded.read_text(encoding="utf-8"))
+            found = record.get("format") if isinstance(record, dict) else None
+            if isinstance(found, int) and found > SPACES_FORMAT:
+                msg = f"{recorded} has format {found}, newer than this amago's {SPACES_FORMAT}: upgrade amago to load it."
+                raise PolicyLoadError(msg)
+            return PolicySpaces.from_json(record)
         except (json.JSONDecodeError, SpaceRecordError) as exc:
             msg = f"{recorded} is damaged ({exc}); delete it to rebuild the spaces from the run's env suite."
             raise PolicyLoadError(msg) from exc
@@ -198,6 +208,8 @@ def load_run(
         raise PolicyLoadError(msg) from exc
     try:
         load_policy_weights(agent, weights)
+    except RefusedStateError as exc:  # a newer format: the message says to upgrade amago
+        raise PolicyLoadError(str(exc)) from exc
     except (RuntimeError, SafetensorError) as exc:
         first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
         msg = f"cannot load {weights}: {first}"
