@@ -22,9 +22,11 @@ __getattr__, __dir__, __all__ = shim_exports(
         **AGENT_REGISTRY,
     },
     no_counterpart={
-        "Multigammas": "the extra discount factors are the agent options multigammas (one list for discrete "
-        "and continuous actions) and use_multigamma, e.g. -o 'agent.multigammas=[0.9, 0.99]'",
         "nstep_return": "n-step targets are the agent option n_step (-o agent.n_step=3); the function is "
         "amago_agents.returns.nstep_targets",
+    },
+    standins={
+        "Multigammas": "the extra discount factors are the agent options multigammas (one list for discrete "
+        "and continuous actions) and use_multigamma, e.g. -o 'agent.multigammas=[0.9, 0.99]'",
     },
 )

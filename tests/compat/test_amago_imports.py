@@ -51,7 +51,7 @@ SEED_IMPORTS_THAT_WORK: list[tuple[str, dict[str, str]]] = [
     ),
     (
         "from amago.envs.exploration import EpsilonGreedy",
-        {"EpsilonGreedy": "amago_envs.exploration.wrappers:EpsilonGreedy"},
+        {"EpsilonGreedy": "amago.from_amago.exploration:EpsilonGreedy"},
     ),
     ("from amago.nets.cnn import IMPALAishCNN", {"IMPALAishCNN": "amago_nets.cnn:IMPALAishCNN"}),
     ("from amago.nets.cnn import NatureishCNN", {"NatureishCNN": "amago_nets.cnn:NatureishCNN"}),
@@ -79,10 +79,6 @@ SEED_IMPORTS_WITHOUT_COUNTERPART: list[tuple[str, str]] = [
         "from amago.envs.builtin.gymnax_envs import GymnaxCompatability",
         "amago.envs.builtin.gymnax_envs.GymnaxCompatability",
     ),
-    (
-        "from amago.nets.transformer import SlidingWindowFlexAttention",
-        "amago.nets.transformer.SlidingWindowFlexAttention",
-    ),
 ]
 """(import line, the AMAGO name whose pointer it must raise)."""
 
@@ -91,7 +87,7 @@ SEED_DOTTED_NAMES: dict[str, str] = {
     "amago.TrajEncoder": "amago_nets.base:TrajEncoder",
     "amago.envs.AMAGOEnv": "amago_core.rollout:AMAGOEnv",
     "amago.envs.amago_env.AMAGOEnv": "amago_core.rollout:AMAGOEnv",
-    "amago.envs.exploration.EpsilonGreedy": "amago_envs.exploration.wrappers:EpsilonGreedy",
+    "amago.envs.exploration.EpsilonGreedy": "amago.from_amago.exploration:EpsilonGreedy",
     "amago.experiment.Experiment": "amago.from_amago.experiment:Experiment",
     "amago.agent.Agent": "amago_agents.agent:Agent",
     "amago.hindsight.Timestep": "amago_core.data.timestep:Timestep",
@@ -102,7 +98,7 @@ SEED_DOTTED_NAMES: dict[str, str] = {
     "amago.nets.tstep_encoders.FFTstepEncoder": "amago_nets.tstep_ff:FFTstepEncoder",
     "amago.nets.traj_encoders.FFTrajEncoder": "amago_nets.traj_simple:FFTrajEncoder",
     "amago.nets.traj_encoders.GRUTrajEncoder": "amago_nets.traj_rnn:GRUTrajEncoder",
-    "amago.envs.exploration.BilevelEpsilonGreedy": "amago_envs.exploration.wrappers:BilevelEpsilonGreedy",
+    "amago.envs.exploration.BilevelEpsilonGreedy": "amago.from_amago.exploration:BilevelEpsilonGreedy",
 }
 """Names AMAGO's pages use as dotted attributes (no import of the submodule first) -> the amago object."""
 

@@ -40,9 +40,9 @@ RECORDED = json.loads(RECORD.read_text(encoding="utf-8"))
 class TMazeExploration(EpsilonGreedy):
     """AMAGO example 04's pattern: a script's own gin-configurable subclass of AMAGO's ``EpsilonGreedy``."""
 
-    def __init__(self, env: Any, config: Any = None, *, horizon: int = gin.REQUIRED, **kwargs: Any) -> None:
+    def __init__(self, env: Any, horizon: int = gin.REQUIRED, eps_start: float = 1.0, **kwargs: Any) -> None:
         self.horizon = horizon
-        super().__init__(env, config, **kwargs)
+        super().__init__(env, eps_start=eps_start, **kwargs)
 
 
 @pytest.fixture(autouse=True)
@@ -278,16 +278,20 @@ def test_use_config_reads_gin_files_after_the_dict_and_hands_own_bindings_to_gin
     cli_utils.use_config({"Agent.gamma": 0.9, "TformerTrajEncoder.n_layers": 2}, [str(path)])
     assert bindings.pending_settings()["agent.gamma"] == 0.95  # the file comes after the dict
     assert bindings.pending_settings()["traj_encoder.n_layers"] == 5
-    wrapped = TMazeExploration(AMAGOEnv(TMaze(corridor_length=3), env_name="tmaze"), seed=0)
+    wrapped = TMazeExploration(AMAGOEnv(TMaze(corridor_length=3), env_name="tmaze"))
     assert wrapped.horizon == 11
 
 
 def test_a_scripts_own_gin_configurable_subclass_gets_its_binding():
     cli_utils.use_config({"TMazeExploration.horizon": 7, "EpsilonGreedy.eps_start": 0.5})
-    wrapped = TMazeExploration(AMAGOEnv(TMaze(corridor_length=3), env_name="tmaze"), seed=0)
+    wrapped = TMazeExploration(AMAGOEnv(TMaze(corridor_length=3), env_name="tmaze"))
     assert wrapped.horizon == 7
     experiment = amago.Experiment(env="tmaze-passive", exploration_wrapper_type=TMazeExploration)
-    assert experiment.components.exploration.cls is TMazeExploration  # a subclass stays the script's class
+    built = (
+        experiment.components.exploration.cls
+    )  # a subclass stays the script's class, built as AMAGO built it
+    assert built.cls is TMazeExploration
+    assert built(AMAGOEnv(TMaze(corridor_length=3), env_name="tmaze"), seed=0).horizon == 7
 
 
 def test_use_config_finalize_locks_the_bindings_like_gin():

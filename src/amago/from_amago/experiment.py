@@ -87,6 +87,7 @@ class Experiment(core.Experiment):
         **settings: Any,
     ) -> None:
         found = registries_of(config, registries)
+        adapt_explorations(settings)
         name_registered_classes(settings, found)
         classes = take_component_classes(settings)
         super().__init__(
@@ -130,6 +131,7 @@ class Experiment(core.Experiment):
         """Changes settings by their flat names, validated like the constructor's (before :meth:`start` to
         affect what it builds; ``epochs`` and the schedule also take effect in a running loop)."""
         classes = dict(self.classes)
+        adapt_explorations(settings)
         name_registered_classes(settings, self.registries)
         for key in [k for k in settings if k in SLOT_NAMES]:
             if is_python_component(settings[key]):
@@ -249,6 +251,17 @@ class Experiment(core.Experiment):
 
     def _saved(self) -> RunCheckpoints:
         return _started(self.checkpoints, "checkpoints need the accelerator")
+
+
+def adapt_explorations(settings: dict[str, Any]) -> None:
+    """AMAGO's exploration classes given for ``exploration_wrapper_type`` (``amago.envs.exploration``): the two
+    classes become their registered names, a script's subclass a builder that calls it as AMAGO did."""
+    if "exploration_wrapper_type" in settings:
+        from amago.from_amago.exploration import exploration_for_experiment
+
+        settings["exploration_wrapper_type"] = exploration_for_experiment(
+            settings["exploration_wrapper_type"]
+        )
 
 
 def name_registered_classes(settings: dict[str, Any], found: Registries) -> None:

@@ -10,6 +10,8 @@ __getattr__, __dir__, __all__ = shim_exports(
     {},
     no_counterpart={
         "PolicyOutput": "policy distributions are the agent options discrete_dist and continuous_dist",
+    },
+    standins={
         "Discrete": "the discrete policy is the agent option discrete_dist "
         "(-o agent.discrete_dist.clip_prob_low=1e-6 -o agent.discrete_dist.clip_prob_high=1.0)",
         "DiscreteLikeContinuous": "discrete actions as one-hots with Gumbel-softmax samples are the agent option "

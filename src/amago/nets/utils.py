@@ -13,9 +13,11 @@ __getattr__, __dir__, __all__ = shim_exports(
         "activation_switch": "amago_nets.layers:activation_module",
     },
     no_counterpart={
+        "add_activation_log": "amago logs no per-layer activation statistics",
+    },
+    standins={
         "SlowAdaptiveRational": "activations are an option, not classes: AMAGO's learnable rational activation is "
         "activation=adaptive on each encoder and head (-o traj_encoder.activation=adaptive, "
         "-o agent.actor.activation=adaptive, -o agent.critic.activation=adaptive)",
-        "add_activation_log": "amago logs no per-layer activation statistics",
     },
 )

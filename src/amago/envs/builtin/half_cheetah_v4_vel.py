@@ -1,5 +1,6 @@
 """AMAGO's ``amago.envs.builtin.half_cheetah_v4_vel``: HalfCheetahVel is amago-envs' ``half_cheetah_vel``
-suite."""
+suite;
+its ``HalfCheetahV4_MetaVelocity`` takes AMAGO's arguments and its ``sample_target_velocity`` may be overridden."""
 
 from __future__ import annotations
 
@@ -12,6 +13,9 @@ _CHEETAH = (
 
 __getattr__, __dir__, __all__ = shim_exports(
     __name__,
-    {},
-    no_counterpart={"HalfCheetahV4_MetaVelocity": _CHEETAH, "HalfCheetahV4LogVelocity": _CHEETAH},
+    {"HalfCheetahV4_MetaVelocity": "amago.from_amago.envs.half_cheetah:HalfCheetahV4_MetaVelocity"},
+    no_counterpart={
+        "HalfCheetahV4LogVelocity": "AMAGO's HalfCheetah-v4 with velocity logging has no counterpart; use "
+        "gymnasium.make('HalfCheetah-v5'), or for the meta-RL task " + _CHEETAH
+    },
 )

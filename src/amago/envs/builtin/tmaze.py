@@ -1,5 +1,6 @@
 """AMAGO's ``amago.envs.builtin.tmaze``: T-Maze is amago-envs' ``TMaze`` (env ids ``tmaze-passive``,
-``tmaze-active``)."""
+``tmaze-active``); ``TMazeAltPassive`` and ``TMazeAltActive`` take AMAGO's arguments (``corridor_length``,
+``goal_reward``, ``penalty``)."""
 
 from __future__ import annotations
 
@@ -12,10 +13,12 @@ _TMAZE = (
 
 __getattr__, __dir__, __all__ = shim_exports(
     __name__,
-    {},
+    {
+        "TMazeAltPassive": "amago.from_amago.envs.tmaze:TMazeAltPassive",
+        "TMazeAltActive": "amago.from_amago.envs.tmaze:TMazeAltActive",
+    },
     no_counterpart={
-        "TMazeAltPassive": _TMAZE.format(active=""),
-        "TMazeAltActive": _TMAZE.format(active=", active=True"),
-        "TMazeAlt": _TMAZE.format(active=""),
+        "TMazeAlt": "AMAGO's base class of the two Alt T-Mazes; use TMazeAltPassive or TMazeAltActive, or "
+        + _TMAZE.format(active=""),
     },
 )

@@ -14,7 +14,7 @@ _LAST = 50  # window of the end-of-episode velocity metrics
 
 
 class HalfCheetahVel(gymnasium.Env[np.ndarray, np.ndarray]):
-    """HalfCheetah with reward ``-|v - v_target| - ctrl_cost_weight * |a|²``, ``v_target ~ U[lo, hi]`` per reset.
+    """HalfCheetah with reward ``-w|v - v_target| - ctrl_cost_weight * |a|²``, ``v_target ~ U[lo, hi]`` per reset.
 
     The target is hidden: the agent infers it from rewards within the episode. Observations are the cheetah's
     17 floats (float32). The episode is truncated after ``max_episode_steps``; on that step ``info`` carries
@@ -26,6 +26,7 @@ class HalfCheetahVel(gymnasium.Env[np.ndarray, np.ndarray]):
         task_max_velocity: highest target.
         ctrl_cost_weight: action-cost weight.
         max_episode_steps: truncation step.
+        velocity_reward_weight: weight of the velocity term ``-|v - v_target|`` (AMAGO's argument).
     """
 
     metadata: dict[str, Any] = {"render_modes": []}  # noqa: RUF012 - gymnasium's class attribute
@@ -36,6 +37,7 @@ class HalfCheetahVel(gymnasium.Env[np.ndarray, np.ndarray]):
         task_max_velocity: float = 3.0,
         ctrl_cost_weight: float = 0.05,
         max_episode_steps: int = 1000,
+        velocity_reward_weight: float = 1.0,
     ):
         if task_min_velocity > task_max_velocity or max_episode_steps < 1:
             msg = (
@@ -46,6 +48,7 @@ class HalfCheetahVel(gymnasium.Env[np.ndarray, np.ndarray]):
         self.task_min_velocity = task_min_velocity
         self.task_max_velocity = task_max_velocity
         self.ctrl_cost_weight = ctrl_cost_weight
+        self.velocity_reward_weight = velocity_reward_weight
         self.max_episode_steps = max_episode_steps
         self.cheetah = HalfCheetahEnv()
         self.observation_space = gymnasium.spaces.Box(
@@ -81,9 +84,9 @@ class HalfCheetahVel(gymnasium.Env[np.ndarray, np.ndarray]):
         obs, _, terminated, _, info = self.cheetah.step(action)
         velocity = float(info["x_velocity"])
         self.velocities.append(velocity)
-        reward = -abs(velocity - self.target_velocity) - self.ctrl_cost_weight * float(
-            np.square(action).sum()
-        )
+        reward = -self.velocity_reward_weight * abs(
+            velocity - self.target_velocity
+        ) - self.ctrl_cost_weight * float(np.square(action).sum())
         truncated = len(self.velocities) >= self.max_episode_steps
         out = {"x_velocity": velocity, "target_velocity": self.target_velocity}
         if terminated or truncated:
