@@ -130,7 +130,7 @@ def _type_of(model: type[BaseModel]) -> Any:
     return field.default if field is not None else None
 
 
-@pytest.mark.parametrize("configurable", CONFIGURABLES, ids=lambda c: c.name)
+@pytest.mark.parametrize("configurable", gin_migration.ALL_CONFIGURABLES, ids=lambda c: c.name)
 def test_every_key_and_pick_exists_in_amagos_config(configurable):
     picks = dict(configurable.picks)
     for key, value in configurable.picks:
@@ -368,12 +368,17 @@ def test_a_realistic_gin_file_gives_the_settings_it_meant(tmp_path, fresh_regist
     assert agent.actor.n_layers == 3
     assert agent.critic.d_hidden == 128
     exploration = config.exploration
-    assert (exploration.kind, exploration.eps_end, exploration.steps_anneal) == ("egreedy", 0.01, 100_000)
+    # example 04's TMazeExploration (a subclass of EpsilonGreedy) is amago's tmaze exploration
+    assert (exploration.kind, exploration.corridor_length) == ("tmaze", 30)
+    assert (exploration.eps_end, exploration.steps_anneal) == (0.01, 100_000)  # TMazeExploration's defaults
     # one line per binding it could not translate, naming it and why
     notes = [line for line in result.stderr.splitlines() if not line.startswith("amago migrate-gin:")]
-    assert len(notes) == 2, result.stderr
+    assert len(notes) == 4, result.stderr
     assert notes[0].startswith(f"{REALISTIC}:37: SigmaReparam.fast_init: no counterpart in amago: ")
-    assert notes[1].startswith(f"{REALISTIC}:51: TMazeExploration.horizon: not a gin configurable of AMAGO")
+    for line, parameter in zip(notes[1:], ("eps_start", "eps_end", "steps_anneal"), strict=True):
+        # TMazeExploration passes these to EpsilonGreedy itself: gin's EpsilonGreedy bindings never reached it
+        assert f": EpsilonGreedy.{parameter}: no effect in AMAGO either: " in line
+        assert f"TMazeExploration passes {parameter} to EpsilonGreedy itself" in line
 
 
 def test_the_toml_output_is_the_same_config_as_the_override_lines(tmp_path, fresh_registries):

@@ -14,6 +14,13 @@ binding goes one of three ways, by what it binds:
 3. anything else (the script's own ``@gin.configurable`` classes and functions, a subclass of an AMAGO class
    such as ``TMazeExploration.horizon``): handed to gin-config, imported only then (``pip install "amago[gin]"``).
 
+A class of AMAGO's example scripts that the mapping knows (``TMazeExploration``, amago's ``tmaze`` exploration) is
+the script's own when the script defines it with ``@gin.configurable`` (way 3, as AMAGO's example 04 does), and
+goes through the mapping (way 1) when it does not (bindings carried over from an AMAGO run into a script that
+uses amago's components). Through the mapping, a binding of a base class's parameter counts as gin applied it:
+``EpsilonGreedy.eps_start`` never reached ``TMazeExploration``, which passes it itself (a warning line), while
+``EpsilonGreedy.randomize_eps`` did.
+
 The pending bindings are process-wide, like gin's config. Every ``amago.Experiment`` constructed afterwards reads
 them (:func:`pending_tree`) below its own keyword arguments (a keyword wins, as an explicit argument won over gin
 in AMAGO), and they stay for the next one (AMAGO's example scripts build one experiment per trial). The
@@ -24,7 +31,7 @@ clears only gin's side).
 
 A binding amago cannot honour fails in one line naming it (an AMAGO parameter without counterpart, a value that
 does not convert, a parameter AMAGO's class does not have); one that never took effect in AMAGO either (set by the
-run, or inside a gin scope nothing opens) is one warning line. Imports no torch.
+run, inside a gin scope nothing opens, or a base class's argument its subclass passes itself) is one warning line. Imports no torch.
 """
 
 from __future__ import annotations
@@ -61,7 +68,7 @@ SLOT_KEYWORDS: dict[str, str] = {
 
 _ERRORS: frozenset[NoteReason] = frozenset({"unknown", "no_parameter", "not_translated", "no_counterpart"})
 """Notes that mean a binding cannot be honoured: ``use_config`` refuses it."""
-_WARNINGS: frozenset[NoteReason] = frozenset({"run", "scope"})
+_WARNINGS: frozenset[NoteReason] = frozenset({"run", "scope", "passed_by_subclass"})
 """Notes of bindings that took no effect in AMAGO either: one warning line each."""
 
 _SOURCE = "use_config"
@@ -112,14 +119,20 @@ def pending_settings() -> dict[str, Any]:
     return settings
 
 
-def amago_class_for(slot: str, kind: str | None) -> GinConfigurable | None:
+def amago_class_for(slot: str, kind: str | None, *, examples: bool = False) -> GinConfigurable | None:
     """AMAGO's class that the component ``kind`` of ``slot`` stands for (``traj_encoder``, ``transformer``:
-    ``TformerTrajEncoder``), or None when AMAGO had none."""
+    ``TformerTrajEncoder``), or None when AMAGO had none; ``examples``: a class of AMAGO's example scripts counts
+    too (``exploration``, ``tmaze``: ``TMazeExploration``), which no module of AMAGO's package holds."""
     row = BY_NAME["Experiment"].parameter(SLOT_KEYWORDS[slot])
     if row is None or kind is None:
         return None
     return next(
-        (BY_NAME[name] for name in row.choices if BY_NAME[name].picks == ((f"{slot}.kind", kind),)), None
+        (
+            BY_NAME[name]
+            for name in row.choices
+            if BY_NAME[name].picks == ((f"{slot}.kind", kind),) and (examples or not BY_NAME[name].example)
+        ),
+        None,
     )
 
 
@@ -245,13 +258,38 @@ def _component_option(
     return f"{slot}.{parameter}", (kind, plain(value))
 
 
+def _script_defines(target: str) -> bool:
+    """Whether the script registered a gin configurable named ``target`` itself (AMAGO's example 04 defines
+    ``TMazeExploration``): its bindings then go to gin-config, for the script's class.
+
+    Raises:
+        ImportError: gin-config is not installed (a script defining such classes imports it).
+    """
+    gin = _gin()
+    registry = getattr(
+        getattr(gin, "config", None), "_REGISTRY", None
+    )  # gin lists its configurables nowhere else
+    if registry is None:
+        return True  # cannot tell: the script's own, as before the mapping knew the name
+    return registry.get_match(target) is not None
+
+
+def _mapped(target: str) -> bool:
+    """Whether a binding of ``target`` goes through the gin mapping: one of AMAGO's configurables, or a class of
+    AMAGO's examples (``TMazeExploration``, amago's ``tmaze`` exploration) that the script does not define itself."""
+    configurable = lookup(target)
+    if configurable is None:
+        return False
+    return not configurable.example or not _script_defines(target)
+
+
 def _parse(custom_params: Mapping[str, Any], gin_configs: Sequence[str | Path], found: Registries) -> _Parsed:
     components = installed_components(found)
     parsed = _Parsed()
     for index, (key, value) in enumerate(custom_params.items(), start=1):
         scope, target, parameter = _split(key)
         component = _component_of(target, components) if lookup(target) is None else None
-        if lookup(target) is not None:
+        if _mapped(target):
             converted = _gin_value(value, components)
             parsed.statements.append(GinStatement(_SOURCE, index, scope, target, parameter, converted))
         elif component is not None and scope is None:
@@ -274,7 +312,7 @@ def _parse(custom_params: Mapping[str, Any], gin_configs: Sequence[str | Path], 
             component = (
                 _component_of(statement.target, components) if lookup(statement.target) is None else None
             )
-            if lookup(statement.target) is not None:
+            if _mapped(statement.target):
                 parsed.statements.append(statement)
                 skip.append(statement.target)
             elif component is not None and statement.scope is None:
@@ -408,7 +446,7 @@ def pending_tree(kinds: Mapping[str, str | None], found: Registries | None = Non
             chosen[slot] = kind
     statements = list(_PENDING.statements)
     for slot, kind in chosen.items():
-        configurable = amago_class_for(slot, kind)
+        configurable = amago_class_for(slot, kind, examples=True)
         if configurable is not None:  # the Experiment's pick, as AMAGO's script passed the class
             reference = Reference(configurable.name)
             statements.append(

@@ -6,7 +6,8 @@ The text is read by the same gin reader as ``amago migrate-gin`` (:mod:`amago.fr
 parameter's amago key comes from the same mapping, so the two commands cannot disagree on what a binding means.
 What is this module's own: which timestep encoder, trajectory encoder and agent the run used, AMAGO's defaults
 for a trimmed config, and what an imported policy cannot carry. Bindings that only affect training data,
-logging or the env (``Experiment``, datasets, exploration) are left out; a binding that changes the networks and
+logging or the env (``Experiment``, datasets, explorations: the mapping's, AMAGO's example's ``TMazeExploration``
+included) are left out; a binding that changes the networks and
 has no amago counterpart stops the import with one line naming it.
 """
 
@@ -19,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from amago.from_amago.gin import (
+    ALL_CONFIGURABLES,
     BY_NAME,
     CONVERSIONS,
     GinStatement,
@@ -104,15 +106,16 @@ def _short(reference: Reference) -> str:
     return reference.name.rpartition(".")[2]
 
 
+# The explorations of the gin mapping, AMAGO's and its examples' (TMazeExploration): rollouts only.
+_EXPLORATIONS = {c.name for c in ALL_CONFIGURABLES if any(key == "exploration.kind" for key, _ in c.picks)}
+
 # AMAGO's own configurables that only shape data, rollouts, logging or envs: nothing an imported policy needs.
-_IGNORED = {
+_IGNORED = _EXPLORATIONS | {
     "Experiment",
     "DiskTrajDataset",
     "RLDataset",
     "DoNothingDataset",
     "MixtureOfDatasets",
-    "EpsilonGreedy",
-    "BilevelEpsilonGreedy",
     "ExplorationWrapper",
     "SequenceWrapper",
     "AMAGOEnv",

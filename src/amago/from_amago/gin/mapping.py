@@ -27,10 +27,17 @@ from __future__ import annotations
 
 from amago.from_amago.gin.model import GinBinding, GinConfigurable, PickKey, Registration
 from amago.from_amago.gin.table_agents import AGENTS
+from amago.from_amago.gin.table_examples import EXAMPLES
 from amago.from_amago.gin.table_nets import NETS
 
 CONFIGURABLES: tuple[GinConfigurable, ...] = NETS + AGENTS
 """Every gin configurable of AMAGO v3.3.0, in the order of its modules, with each parameter's counterpart."""
+
+EXAMPLE_CONFIGURABLES: tuple[GinConfigurable, ...] = EXAMPLES
+"""The configurable classes of AMAGO's example scripts that have a counterpart (``TMazeExploration``)."""
+
+ALL_CONFIGURABLES: tuple[GinConfigurable, ...] = CONFIGURABLES + EXAMPLE_CONFIGURABLES
+"""What a gin file's bindings are looked up in: AMAGO's configurables, then its examples'."""
 
 PICK_KEYS: dict[str, PickKey] = {
     "tstep_encoder.kind": PickKey(None, "Experiment.tstep_encoder_type"),
@@ -69,8 +76,36 @@ GIN_MAPPING: tuple[GinBinding, ...] = tuple(
 )
 """Every parameter of every configurable, as one flat table."""
 
-BY_NAME: dict[str, GinConfigurable] = {configurable.name: configurable for configurable in CONFIGURABLES}
-"""The configurables by their short name (``TformerTrajEncoder``)."""
+BY_NAME: dict[str, GinConfigurable] = {configurable.name: configurable for configurable in ALL_CONFIGURABLES}
+"""The configurables (AMAGO's and its examples') by their short name (``TformerTrajEncoder``)."""
+
+
+def ancestors(configurable: GinConfigurable) -> list[GinConfigurable]:
+    """The configurables ``configurable`` subclasses, nearest first (``TMazeExploration``: ``EpsilonGreedy``,
+    ``BilevelEpsilonGreedy``)."""
+    found: list[GinConfigurable] = []
+    base = configurable.base
+    while base is not None:
+        found.append(BY_NAME[base])
+        base = BY_NAME[base].base
+    return found
+
+
+def passed_by(subclass: GinConfigurable, ancestor: GinConfigurable, parameter: str) -> GinConfigurable | None:
+    """The class from ``subclass`` down to ``ancestor`` that passes ``ancestor``'s ``parameter`` on to its base itself,
+    so that gin's binding of ``ancestor.parameter`` has no effect on ``subclass``; None when none of them does (gin
+    then applies the binding to ``subclass`` too).
+
+    A class can pass only a parameter its base takes: ``TMazeExploration`` cannot pass ``BilevelEpsilonGreedy``'s
+    ``eps_start_start`` (``EpsilonGreedy`` does).
+    """
+    current = subclass
+    while current is not ancestor and current.base is not None:
+        base = BY_NAME[current.base]
+        if base.parameter(parameter) is not None and parameter not in current.inherits:
+            return current
+        current = base
+    return None
 
 
 def lookup(name: str) -> GinConfigurable | None:

@@ -7,7 +7,11 @@ configurable's *picks*, the settings that make amago use the same class. Which c
    "learnable"``); bindings of the other classes had no effect in AMAGO either and are reported;
 2. else the one class whose options the file sets: AMAGO's scripts picked classes in Python, and a run's
    operative config (``ckpts/config.txt``) lists only the classes the run built, without the class-valued
-   parameters that picked them;
+   parameters that picked them. A subclass wins over its base (``TMazeExploration`` over ``EpsilonGreedy``):
+   the base's section lists what the subclass left to it. A binding of the base's parameter then counts as gin
+   applied it: for the subclass where the subclass leaves that argument to the base
+   (``EpsilonGreedy.randomize_eps``), and not at all where the subclass passes it itself
+   (``EpsilonGreedy.eps_start``: reported);
 3. else AMAGO's default class, when the file sets options of several classes and the default is one of them
    (``FlashAttention``, ``binary_filter``...); the others had no effect in AMAGO and are reported;
 4. else the file is ambiguous (options of ``GRUTrajEncoder`` and ``TformerTrajEncoder``, no pick): those bindings
@@ -24,7 +28,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from amago.from_amago.gin.mapping import BY_NAME, CONFIGURABLES, PICK_KEYS, lookup
+from amago.from_amago.gin.mapping import ALL_CONFIGURABLES, BY_NAME, PICK_KEYS, ancestors, lookup, passed_by
 from amago.from_amago.gin.model import AMAGO_VERSION, CONVERSIONS, GinBinding, GinConfigurable
 from amago.from_amago.gin.output import override_text, plain, to_toml
 from amago.from_amago.gin.syntax import GinStatement, Reference, resolve_macros
@@ -40,6 +44,7 @@ NoteReason = Literal[
     "inactive",
     "ambiguous",
     "overridden",
+    "passed_by_subclass",
 ]
 """Why a binding became no setting (or needed none):
 
@@ -52,7 +57,9 @@ NoteReason = Literal[
 - ``nothing``: it picks what amago uses by itself;
 - ``inactive``: its class is not the one used (no effect in AMAGO either);
 - ``ambiguous``: nothing picks which of AMAGO's classes it belongs to (options of several, none picked);
-- ``overridden``: a later binding sets the same amago key (the later one wins).
+- ``overridden``: a later binding sets the same amago key (the later one wins);
+- ``passed_by_subclass``: a parameter of a base class whose subclass (the class used) passes that argument to the
+  base itself, so gin's binding of the base never reached it (no effect in AMAGO either).
 """
 
 
@@ -142,7 +149,7 @@ def _unregistered_value(row: GinBinding, name: str) -> tuple[str, Any] | None:
 
 def _chooser_of(key: str, value: Any) -> GinConfigurable | None:
     """The configurable whose last pick is ``key = value`` (``traj_encoder.attention = "flash"``: FlashAttention)."""
-    return next((c for c in CONFIGURABLES if c.picks and c.picks[-1] == (key, value)), None)
+    return next((c for c in ALL_CONFIGURABLES if c.picks and c.picks[-1] == (key, value)), None)
 
 
 def _show_pick(key: str, value: Any) -> str:
@@ -197,7 +204,13 @@ def migrate(statements: Iterable[GinStatement]) -> Migration:
     resolved = _resolve_picks(candidates)
     settings: dict[str, tuple[Any, GinStatement]] = {}
     translated = 0
-    for candidate in candidates:
+    for index, candidate in enumerate(candidates):
+        in_subclass = _in_subclass(candidate, resolved)
+        if isinstance(in_subclass, tuple):
+            notes.append((candidate.statement, in_subclass[1], in_subclass[0]))
+            continue
+        if in_subclass is not None:
+            candidate = candidates[index] = in_subclass
         problem = _inactive_reason(candidate, resolved)
         if problem is not None:
             notes.append((candidate.statement, problem[1], problem[0]))
@@ -411,8 +424,9 @@ class _Pick:
 
 
 def _resolve_picks(candidates: list[_Candidate]) -> dict[str, _Pick]:
-    """The value of every pick key: what the file picks; else the one class whose options the file sets; else
-    AMAGO's default, when the file sets options of none or of several classes, that one among them."""
+    """The value of every pick key: what the file picks; else the one class whose options the file sets (a
+    subclass over its base); else AMAGO's default, when the file sets options of none or of several classes, that
+    one among them."""
     resolved: dict[str, _Pick] = {}
     resolving: set[str] = set()
 
@@ -431,12 +445,23 @@ def _resolve_picks(candidates: list[_Candidate]) -> dict[str, _Pick]:
                 for c in candidates
                 if c.explicit is not None and c.explicit[0] == key and satisfied(_outer(c.chain, key))
             ]
+            implying = [
+                c.configurable
+                for c in candidates
+                if key in dict(c.configurable.picks) and satisfied(_outer(c.configurable.picks, key))
+            ]
+            # a subclass wins over its base: the base's options are what the subclass left to it
+            subclassed = {
+                ancestor.name
+                for configurable in implying
+                for ancestor in ancestors(configurable)
+                if dict(ancestor.picks).get(key) != dict(configurable.picks)[key]
+            }
             implied: list[Any] = []
-            for c in candidates:
-                picks = dict(c.configurable.picks)
-                wanted = key in picks and picks[key] not in implied
-                if wanted and satisfied(_outer(c.configurable.picks, key)):
-                    implied.append(picks[key])
+            for configurable in implying:
+                value = dict(configurable.picks)[key]
+                if configurable.name not in subclassed and value not in implied:
+                    implied.append(value)
             default = PICK_KEYS[key].amago_default
             if setters and setters[-1].explicit is not None:
                 pick = _Pick(setters[-1].explicit[1], setters[-1].statement)
@@ -485,6 +510,40 @@ def _pick_line(key: str, value: Any) -> str:
 def _unregistered_name(row: GinBinding, value: Any) -> str | None:
     """The class of :attr:`GinBinding.unregistered` whose reference sets the row's key to ``value``, or None."""
     return next((path.rpartition(".")[2] for path, picked in row.unregistered if picked == value), None)
+
+
+def _in_subclass(
+    candidate: _Candidate, resolved: dict[str, _Pick]
+) -> _Candidate | tuple[NoteReason, str] | None:
+    """A binding of a base class's parameter where a subclass of it is the class used (``EpsilonGreedy.eps_start``
+    with ``TMazeExploration``): the binding as the subclass's setting when the subclass leaves that argument to the
+    base, else why it has no effect; None when the class used is not a subclass of the binding's."""
+    if candidate.row.kind == "choice":
+        return None
+    configurable = candidate.configurable
+    for key, wanted in candidate.chain:
+        pick = resolved.get(key, _Pick(_Unset()))
+        if isinstance(pick.value, _Ambiguous | _Unset) or pick.value == wanted:
+            continue
+        used = _chooser_of(key, pick.value)
+        if used is None or configurable not in ancestors(used):
+            return None
+        parameter = candidate.row.parameter
+        how = f"{pick.by.where} picks it" if pick.by is not None else "the file configures it"
+        passer = passed_by(used, configurable, parameter)
+        if passer is not None:
+            instead = f"; bind {passer.name}.{parameter} instead" if passer.parameter(parameter) else ""
+            return (
+                "passed_by_subclass",
+                f"no effect in AMAGO either: the class used is {used.name} ({how}), and {passer.name} passes "
+                f"{parameter} to {passer.base} itself{instead}",
+            )
+        # the base's key, under the subclass's picks: the subclass's component has the base's option (tmaze has
+        # egreedy's randomize_eps; tests/compat/test_gin_amago_runs.py resolves it)
+        moved = _Candidate(candidate.statement, used, candidate.row, used.picks, None)
+        moved.settings = [*used.picks, *candidate.settings[len(candidate.chain) :]]
+        return moved
+    return None
 
 
 def _inactive_reason(candidate: _Candidate, resolved: dict[str, _Pick]) -> tuple[NoteReason, str] | None:

@@ -72,6 +72,13 @@ class GinConfigurable:
         summary: one sentence: what it is, and its amago counterpart.
         parameters: one :class:`GinBinding` per parameter, in AMAGO's order. A binding of its options picks
             it when the file picks nothing for that slot.
+        base: the configurable it subclasses (``TMazeExploration``: ``EpsilonGreedy``), or None. gin applies a
+            binding of the base's parameter to the subclass only when the subclass leaves that argument to the
+            base; one the subclass passes itself has no effect on it.
+        inherits: the base's parameters the subclass leaves to the base (does not pass to its ``__init__``), so
+            a binding of the base's parameter configures the subclass too.
+        example: for a class of one of AMAGO's example scripts (not of its package), the script
+            (``examples/04_tmaze.py``); empty for AMAGO's own.
     """
 
     name: str
@@ -79,6 +86,9 @@ class GinConfigurable:
     picks: tuple[tuple[str, Any], ...]
     summary: str
     parameters: tuple[GinBinding, ...]
+    base: str | None = None
+    inherits: tuple[str, ...] = ()
+    example: str = ""
 
     @property
     def path(self) -> str:
@@ -262,6 +272,9 @@ def make_configurable(
     rows: Iterable[Row],
     *,
     picks: tuple[tuple[str, Any], ...] = (),
+    base: str | None = None,
+    inherits: tuple[str, ...] = (),
+    example: str = "",
 ) -> GinConfigurable:
     """One configurable of the tables, its rows' keys made whole.
 
@@ -272,6 +285,9 @@ def make_configurable(
         summary: see :attr:`GinConfigurable.summary`.
         rows: one per parameter, in AMAGO's order.
         picks: see :attr:`GinConfigurable.picks`.
+        base: see :attr:`GinConfigurable.base`.
+        inherits: see :attr:`GinConfigurable.inherits`.
+        example: see :attr:`GinConfigurable.example`.
     """
 
     def full_key(row: Row) -> str | None:
@@ -294,7 +310,7 @@ def make_configurable(
         )
         for row in rows
     )
-    return GinConfigurable(name, module, picks, summary, parameters)
+    return GinConfigurable(name, module, picks, summary, parameters, base, inherits, example)
 
 
 def same_names(parameters: str) -> list[Row]:

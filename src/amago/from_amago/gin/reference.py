@@ -9,7 +9,13 @@ from __future__ import annotations
 
 import json
 
-from amago.from_amago.gin.mapping import BY_NAME, CONFIGURABLES, GIN_MAPPING, REGISTRATIONS
+from amago.from_amago.gin.mapping import (
+    BY_NAME,
+    CONFIGURABLES,
+    EXAMPLE_CONFIGURABLES,
+    GIN_MAPPING,
+    REGISTRATIONS,
+)
 from amago.from_amago.gin.model import AMAGO_VERSION, CONVERSIONS, GinBinding, GinConfigurable
 from amago_tools.generated_block import GeneratedBlock
 
@@ -64,6 +70,31 @@ def mapping_counts() -> dict[str, int]:
     return counts
 
 
+def _table(configurable: GinConfigurable, hashes: str) -> str:
+    """One configurable's heading, sentence and table of parameters."""
+    picks = ", ".join(f"`{key} = {json.dumps(value)}`" for key, value in configurable.picks)
+    where = f"`{configurable.path}`"
+    if configurable.example:
+        where += f" (AMAGO's `{configurable.example}`)"
+    if configurable.base is not None:
+        inherits = ", ".join(f"`{name}`" for name in configurable.inherits)
+        where += f", a subclass of `{configurable.base}`" + (
+            f" that leaves {inherits} to it" if inherits else " that passes each of its arguments itself"
+        )
+    lines = [
+        f"{hashes} `{configurable.name}`",
+        "",
+        f"{where}. {configurable.summary}" + (f" Picks: {picks}." if picks else ""),
+        "",
+        "| parameter | amago | note |",
+        "|---|---|---|",
+    ]
+    for row in configurable.parameters:
+        cells = (f"`{row.parameter}`", _amago_cell(row, configurable), _note_cell(row))
+        lines.append("| " + " | ".join(_cell(cell) for cell in cells) + " |")
+    return "\n".join(lines)
+
+
 def gin_reference(heading_level: int = 4) -> str:
     """The mapping as Markdown: a summary, one table per configurable, then AMAGO's registries; ends in a newline."""
     hashes = "#" * heading_level
@@ -76,20 +107,15 @@ def gin_reference(heading_level: int = 4) -> str:
         "configurable's *picks* are the settings that make amago use the same thing; `amago migrate-gin` writes "
         "them together with the configurable's options."
     ]
-    for configurable in CONFIGURABLES:
-        picks = ", ".join(f"`{key} = {json.dumps(value)}`" for key, value in configurable.picks)
-        lines = [
-            f"{hashes} `{configurable.name}`",
-            "",
-            f"`{configurable.path}`. {configurable.summary}" + (f" Picks: {picks}." if picks else ""),
-            "",
-            "| parameter | amago | note |",
-            "|---|---|---|",
-        ]
-        for row in configurable.parameters:
-            cells = (f"`{row.parameter}`", _amago_cell(row, configurable), _note_cell(row))
-            lines.append("| " + " | ".join(_cell(cell) for cell in cells) + " |")
-        blocks.append("\n".join(lines))
+    blocks.extend(_table(configurable, hashes) for configurable in CONFIGURABLES)
+    blocks.append(
+        f"{hashes} AMAGO's example scripts' classes\n\n"
+        "Classes that AMAGO's example scripts define with `@gin.configurable`, which a run of the script lists in "
+        "its `config.txt`. A binding of the base class's parameter counts as gin applied it: for the subclass "
+        "where the subclass leaves that argument to the base, and not at all where the subclass passes it itself "
+        "(`amago migrate-gin` says so in one line)."
+    )
+    blocks.extend(_table(configurable, hashes) for configurable in EXAMPLE_CONFIGURABLES)
     registry_lines = [
         f"{hashes} AMAGO's registries",
         "",

@@ -375,6 +375,7 @@ AGENTS: tuple[GinConfigurable, ...] = (
         "Epsilon-greedy (discrete) or Gaussian (continuous) exploration: the `egreedy` exploration.",
         [_ENV, *same_names("eps_start eps_end steps_anneal randomize_eps")],
         picks=(("exploration.kind", "egreedy"),),
+        base="BilevelEpsilonGreedy",  # and passes every one of its arguments itself
     ),
     make_configurable(
         "BilevelEpsilonGreedy",

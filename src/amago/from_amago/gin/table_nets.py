@@ -77,7 +77,11 @@ NETS: tuple[GinConfigurable, ...] = (
             setting("parallel_actors", "rollout.parallel_actors"),
             setting("env_mode", "rollout.env_mode"),
             setting("async_env_mp_context", "rollout.async_env_mp_context"),
-            choice("exploration_wrapper_type", "exploration.kind", "EpsilonGreedy BilevelEpsilonGreedy"),
+            choice(
+                "exploration_wrapper_type",
+                "exploration.kind",
+                "EpsilonGreedy BilevelEpsilonGreedy TMazeExploration",
+            ),
             setting("sample_actions_train", "rollout.sample_actions_train"),
             setting("sample_actions_val", "rollout.sample_actions_val"),
             setting("force_reset_train_envs_every", "rollout.force_reset_train_envs_every"),
