@@ -196,6 +196,25 @@ def test_a_subclass_of_an_installed_class_takes_its_options_and_builds_like_the_
     assert sum(p.numel() for p in by_name.parameters()) == sum(p.numel() for p in by_class.parameters())
 
 
+def test_a_subclass_given_for_a_slot_takes_the_configs_options_of_its_base(tmp_path):
+    from amago_core.experiment import Experiment as CoreExperiment
+
+    def built(traj_encoder: dict) -> GRUTrajEncoder:
+        config = {"env": "tmaze-passive", "run": {"name": "sub", "ckpt_base_dir": str(tmp_path)}}
+        experiment = CoreExperiment(
+            {**config, "traj_encoder": traj_encoder}, classes={"traj_encoder": OtherGRU}
+        )
+        return experiment.components.traj_encoder.build(**CONTEXT)
+
+    # The options set for the slot are the base component's: the subclass gets them, as AMAGO's gin gave them.
+    encoder = built({"kind": "rnn", "d_hidden": 24})
+    assert type(encoder) is OtherGRU
+    assert encoder.config.d_hidden == 24
+    # Options of another component say nothing about this class: it gets its base's defaults.
+    default = registries().traj_encoders.make_config("rnn").d_hidden
+    assert built({"kind": "ff"}).config.d_hidden == default != 24
+
+
 def test_a_run_records_the_class_path_beside_the_name(tmp_path, script_gru):
     experiment = _experiment(tmp_path, traj_encoder_type={"kind": "script_gru", "d_hidden": 24})
     record = run_record(experiment.config, experiment.components)

@@ -10,8 +10,8 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
 CORE = ROOT / "packages" / "amago-core" / "src" / "amago_core"
-CORE_LINES_AT_MOST = 17_864
-"""Issue 40 aims at 15,000 (AMAGO's whole package is 12,000); 17,864 is where stop 41 left core (after stop 40's
+CORE_LINES_AT_MOST = 17_862
+"""Issue 40 aims at 15,000 (AMAGO's whole package is 12,000); 17,862 is where stop 41 left core (after stop 40's
 experiment split and moves, the doctor's build check and the generated-docs block went to amago-tools, and every
 subpackage lost its repeated logic)."""
 FILE_LINES_AT_MOST = 600

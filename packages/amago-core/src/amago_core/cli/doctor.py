@@ -13,7 +13,7 @@ import json
 import subprocess
 import sys
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -94,9 +94,6 @@ class DoctorReport:
     warnings: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
 
-    def to_json(self) -> dict[str, list[str]]:
-        return {"errors": self.errors, "warnings": self.warnings, "notes": self.notes}
-
 
 def find_torch_importers(modules: list[str]) -> dict[str, str]:
     """Imports ``modules`` in child processes and returns those that pulled in torch or failed to import."""
@@ -122,12 +119,8 @@ def find_torch_importers(modules: list[str]) -> dict[str, str]:
 
 def probe_accelerators(kernel_modules: Sequence[str] = ()) -> dict[str, Any]:
     """torch version, CUDA availability and whether each of ``kernel_modules`` is installed, in a child process."""
-    result = subprocess.run(
-        [sys.executable, "-c", _ACCELERATOR_SCRIPT, *kernel_modules],
-        capture_output=True,
-        text=True,
-        check=False,
-    )
+    command = [sys.executable, "-c", _ACCELERATOR_SCRIPT, *kernel_modules]
+    result = subprocess.run(command, capture_output=True, text=True, check=False)
     if result.returncode != 0:
         return {"error": (result.stderr.strip().splitlines() or ["failed"])[-1]}
     return json.loads(result.stdout)
@@ -205,7 +198,7 @@ def examine() -> DoctorReport:
 def run_doctor(as_json: bool) -> None:
     report = examine()
     if as_json:
-        print_json({"ok": not report.errors, **report.to_json()})
+        print_json({"ok": not report.errors, **asdict(report)})
     else:
         from rich.markup import escape
 

@@ -146,9 +146,13 @@ def _origin(registry: Registry, spec: ComponentSpec) -> str | None:
 
 
 def resolve_component(
-    registry: Registry, slot: str, choice: str | Mapping[str, Any] | ComponentConfig | UserClass
+    registry: Registry,
+    slot: str,
+    choice: str | Mapping[str, Any] | ComponentConfig | UserClass,
+    options: ComponentConfig | None = None,
 ) -> ResolvedComponent:
-    """Resolves what a user gave for one slot against ``registry``.
+    """Resolves what a user gave for one slot against ``registry``; a subclass of an installed component's class
+    takes ``options`` (the config's choice for the slot) when they are that component's, else its defaults.
 
     Raises:
         amago_core.plugins.PluginError: an unknown, missing or broken registered name.
@@ -165,10 +169,11 @@ def resolve_component(
             is_factory = isinstance(base_spec, InProcessSpec) or (
                 base_spec.factory == f"{choice.__module__}:{choice.__qualname__}"
             )
+            own = options is not None and options.kind == base_spec.name
             return ResolvedComponent(
                 slot,
                 base_spec,
-                base_spec.make_config(None),
+                options if own else base_spec.make_config(None),
                 None if is_factory else choice,
                 _origin(registry, base_spec),
             )
@@ -209,7 +214,7 @@ class RunComponents:
     ) -> RunComponents:
         """Resolves every slot: a Python class given for it wins, else the config's choice."""
         resolved = {
-            slot: resolve_component(registries[group], slot, choice)
+            slot: resolve_component(registries[group], slot, choice, getattr(config, slot))
             for slot, group in SLOT_GROUPS.items()
             if (choice := classes.get(slot, getattr(config, slot))) is not None
         }
