@@ -571,6 +571,11 @@ def test_amagos_cnn_backbones_and_their_layers_become_the_cnn_encoders_options(t
             '`tstep_encoder.cnn_type = "drq"`, so NatureishCNN is not used'
         )
         assert (config.tstep_encoder.cnn_type, config.tstep_encoder.cnn_channels) == ("drq", None)
+    # VanillaAttention, AMAGO's plain attention (no gin configurable either; bench scripts register it for CPUs)
+    for reference in ("@VanillaAttention", "@amago.nets.transformer.VanillaAttention"):
+        settings, notes, config = translate(f"TformerTrajEncoder.attention_type = {reference}\n")
+        assert (settings, notes) == ({"traj_encoder.kind": "transformer", "traj_encoder.attention": "sdpa"}, [])
+        assert config.traj_encoder.attention == "sdpa"
     # a class of one's own is still no AMAGO class
     _, notes, _ = translate("CNNTstepEncoder.cnn_type = @MyCNN\n")
     assert "@MyCNN is not one of AMAGO 3.3.0's configurables" in notes[0]

@@ -315,7 +315,9 @@ NETS: tuple[GinConfigurable, ...] = (
                 "attention_type",
                 "attention",
                 "FlashAttention SlidingWindowFlexAttention ClippedSlidingSinkAttention",
-                note="AMAGO's `VanillaAttention` (plain PyTorch attention) is `sdpa`, amago's default.",
+                note="AMAGO's `VanillaAttention` (plain PyTorch attention; no gin configurable, a script registers it "
+                "with `gin.external_configurable` to bind it) is `sdpa`, amago's default.",
+                unregistered=(("amago.nets.transformer.VanillaAttention", "sdpa"),),
             ),
         ],
         picks=(_TRANSFORMER,),
