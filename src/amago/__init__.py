@@ -11,7 +11,7 @@ from __future__ import annotations
 from amago._compat import shim_exports
 from amago._registries import (
     AGENT_REGISTRY,
-    EXPLORATION_POINTERS,
+    EXPLORATION_CLASSES,
     EXPLORATION_REGISTRY,
     TRAJ_ENCODER_REGISTRY,
     TSTEP_ENCODER_REGISTRY,
@@ -42,8 +42,8 @@ __getattr__, __dir__, __all__ = shim_exports(
         **TSTEP_ENCODER_REGISTRY,
         **TRAJ_ENCODER_REGISTRY,
         **EXPLORATION_REGISTRY,
+        **EXPLORATION_CLASSES,
     },
-    no_counterpart=EXPLORATION_POINTERS,
     submodules={
         # AMAGO's modules (this package's shims)...
         "agent": "amago.agent",

@@ -39,7 +39,7 @@ def _register(group: ComponentGroup) -> Callable[[str], Callable[[T], T]]:
             raise TypeError(msg)
 
         def decorator(cls: T) -> T:
-            registries()[group].register_in_process(name, cls)
+            registries()[group].register_in_process(name, _buildable(group, cls))
             return cls
 
         return decorator
@@ -58,12 +58,35 @@ def _register(group: ComponentGroup) -> Callable[[str], Callable[[T], T]]:
     return register
 
 
+_SCRIPT_EXPLORATIONS: dict[Any, Any] = {}
+"""AMAGO-style exploration classes -> the one builder each is registered as."""
+
+
+def _buildable(group: ComponentGroup, cls: Any) -> Any:
+    """What is registered for ``cls``: itself, or for a subclass of AMAGO's ``ExplorationWrapper`` (built as
+    ``cls(amago_env)``, its keywords from gin) the builder an ``Experiment`` given the class would use."""
+    if group is not EXPLORATIONS or not inspect.isclass(cls):
+        return cls
+    from amago.from_amago.exploration import ExplorationWrapper, ScriptExploration
+
+    if not issubclass(cls, ExplorationWrapper):
+        return cls
+    if cls not in _SCRIPT_EXPLORATIONS:
+        _SCRIPT_EXPLORATIONS[cls] = ScriptExploration(cls)
+    return _SCRIPT_EXPLORATIONS[cls]
+
+
 def _get_cls(group: ComponentGroup) -> Callable[[str], Any]:
     kind = group.key
 
     def get_cls(name: str) -> Any:
         spec = registries()[group].spec(name)
         if isinstance(spec, InProcessSpec):
+            if group is EXPLORATIONS:
+                from amago.from_amago.exploration import ScriptExploration
+
+                if isinstance(spec.target, ScriptExploration):
+                    return spec.target.cls  # the script's class, registered as the builder that calls it
             return spec.target
         factory = spec.load_factory()
         if inspect.isclass(factory):
@@ -127,8 +150,6 @@ TRAJ_ENCODER_REGISTRY = exports(TRAJ_ENCODERS)
 AGENT_REGISTRY = exports(AGENTS)
 EXPLORATION_REGISTRY = exports(EXPLORATIONS)
 
-EXPLORATION_POINTERS = {
-    "ExplorationWrapper": "an exploration is a plugin of the group amago.explorations whose factory wraps the env; "
-    f"subclass amago_envs.exploration.wrappers.BilevelEpsilonGreedy or see {PLUGIN_PAGE}",
-}
-"""AMAGO's exploration names without a counterpart (the base class: amago's explorations are factories)."""
+EXPLORATION_CLASSES = {"ExplorationWrapper": "amago.from_amago.exploration:ExplorationWrapper"}
+"""AMAGO's base class of explorations, exported next to the registry functions (a subclass overrides
+``add_exploration_noise(action, local_step)``)."""

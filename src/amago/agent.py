@@ -17,7 +17,7 @@ __getattr__, __dir__, __all__ = shim_exports(
         "Agent": "amago_agents.agent:Agent",
         "MultiTaskAgent": "amago_agents.multitask:MultiTaskAgent",
         "binary_filter": "amago_agents.filters:binary_filter",
-        "exp_filter": "amago_agents.filters:exp_filter",
+        "exp_filter": "amago.from_amago.filters:exp_filter",
         "leaky_relu_filter": "amago_agents.filters:leaky_relu_filter",
         **AGENT_REGISTRY,
     },

@@ -343,13 +343,17 @@ def create_experiment_from_cli(
         )
         raise TypeError(msg)
     build = Experiment if experiment_type is None else experiment_type
-    return build(
+    experiment = build(
         dataset=dataset,
         make_train_env=make_train_env,
         make_val_env=make_val_env,
         **settings,
         **extra_experiment_kwargs,
     )
+    if getattr(cli, "ckpt", None) is not None:
+        # AMAGO's scripts load epoch --ckpt of this run after start(): start() opens the existing run folder.
+        experiment.reopen_run = True
+    return experiment
 
 
 def switch_async_mode(experiment: Experiment, mode: Literal["both", "collect", "learn"]) -> Experiment:
@@ -357,12 +361,13 @@ def switch_async_mode(experiment: Experiment, mode: Literal["both", "collect", "
     returns it, as AMAGO's helper did.
 
     In amago it sets the ``run.mode`` setting (``--mode`` of ``amago run``), which decides at ``start()`` what the
-    process does; processes of one run share it through ``run_name`` and the buffer folder.
+    process does; processes of one run share it through ``run_name`` and the buffer folder. The parsed flags
+    themselves are read for their ``--mode`` (AMAGO's examples 10 and 11 pass ``args``).
 
     Raises:
         pydantic.ValidationError: ``mode`` is not ``both``, ``collect`` or ``learn``.
     """
-    experiment.apply_settings(mode=mode)
+    experiment.apply_settings(mode=getattr(mode, "mode", mode))
     return experiment
 
 

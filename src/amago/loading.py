@@ -1,4 +1,5 @@
-"""AMAGO's ``amago.loading``: datasets and batches (amago-core's data path)."""
+"""AMAGO's ``amago.loading``: datasets and batches (amago-core's data path). ``RLData`` and ``RLDataset`` take
+AMAGO's arguments for datasets a script writes itself (:mod:`amago.from_amago.data`)."""
 
 from __future__ import annotations
 
@@ -7,10 +8,10 @@ from amago._compat import shim_exports
 __getattr__, __dir__, __all__ = shim_exports(
     __name__,
     {
-        "RLData": "amago_core.data.rldata:RLData",
+        "RLData": "amago.from_amago.data:RLData",
         "Batch": "amago_core.data.batch:Batch",
         "RLData_pad_collate": "amago_core.data.batch:collate",
-        "RLDataset": "amago_core.data.dataset:RLDataset",
+        "RLDataset": "amago.from_amago.data:RLDataset",
         "DiskTrajDataset": "amago_core.data.disk_buffer:DiskTrajDataset",
         "MixtureOfDatasets": "amago_core.data.mixture:MixtureOfDatasets",
         "DoNothingDataset": "amago_core.data.dataset:DoNothingDataset",

@@ -509,3 +509,41 @@ def test_classes_given_for_slots_take_the_configs_options():
     assert experiment.classes == {}  # by name: the config's options apply, as use_config's bindings do
     assert (experiment.config.traj_encoder.kind, experiment.config.exploration.kind) == ("rnn", "egreedy")
     assert not math.isnan(experiment.config.exploration.eps_start)
+
+
+@pytest.mark.slow
+def test_ckpt_flag_reopens_the_run_and_loads_that_epoch_and_args_give_the_mode(tmp_path):
+    def build(*more: str) -> amago.Experiment:
+        args = _tiny_args(tmp_path, "--ckpt_interval", "1", *more)
+        experiment = cli_utils.create_experiment_from_cli(
+            args,
+            make_train_env=_make_env,
+            make_val_env=_make_env,
+            max_seq_len=4,
+            traj_save_len=4,
+            group_name="g",
+            run_name="again",
+            tstep_encoder_type="ff",
+            traj_encoder_type="ff",
+            agent_type="agent",
+            val_timesteps_per_epoch=4,
+        )
+        # AMAGO's examples 10 and 11 pass the parsed args
+        return cli_utils.switch_async_mode(experiment, args)
+
+    first = build()
+    first.start()
+    try:
+        first.learn()
+    finally:
+        first.close()
+    again = build("--ckpt", "0", "--mode", "both")
+    assert again.config.run.mode == "both"
+    again.start()  # the folder holds the first run: --ckpt opens it, as AMAGO's scripts did
+    try:
+        again.load_checkpoint(0)
+        assert again.epoch >= 0
+    finally:
+        again.close()
+    with pytest.raises(Exception, match="already holds a run"):
+        build().start()

@@ -574,7 +574,10 @@ def test_amagos_cnn_backbones_and_their_layers_become_the_cnn_encoders_options(t
     # VanillaAttention, AMAGO's plain attention (no gin configurable either; bench scripts register it for CPUs)
     for reference in ("@VanillaAttention", "@amago.nets.transformer.VanillaAttention"):
         settings, notes, config = translate(f"TformerTrajEncoder.attention_type = {reference}\n")
-        assert (settings, notes) == ({"traj_encoder.kind": "transformer", "traj_encoder.attention": "sdpa"}, [])
+        assert (settings, notes) == (
+            {"traj_encoder.kind": "transformer", "traj_encoder.attention": "sdpa"},
+            [],
+        )
         assert config.traj_encoder.attention == "sdpa"
     # a class of one's own is still no AMAGO class
     _, notes, _ = translate("CNNTstepEncoder.cnn_type = @MyCNN\n")

@@ -8,7 +8,7 @@ exports is here too.
 from __future__ import annotations
 
 from amago._compat import shim_exports
-from amago._registries import EXPLORATION_POINTERS, EXPLORATION_REGISTRY
+from amago._registries import EXPLORATION_CLASSES, EXPLORATION_REGISTRY
 
 __getattr__, __dir__, __all__ = shim_exports(
     __name__,
@@ -23,8 +23,8 @@ __getattr__, __dir__, __all__ = shim_exports(
         "EpsilonGreedy": "amago.from_amago.exploration:EpsilonGreedy",
         "BilevelEpsilonGreedy": "amago.from_amago.exploration:BilevelEpsilonGreedy",
         **EXPLORATION_REGISTRY,
+        **EXPLORATION_CLASSES,
     },
-    no_counterpart=EXPLORATION_POINTERS,
     submodules={
         "amago_env": "amago.envs.amago_env",
         "exploration": "amago.envs.exploration",

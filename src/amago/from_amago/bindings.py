@@ -29,6 +29,11 @@ did in AMAGO: with ``traj_encoder_type=GRUTrajEncoder``, bindings of ``TformerTr
 :func:`pending_settings` shows what is pending; :func:`clear_bindings` forgets it (gin's ``gin.clear_config()``
 clears only gin's side).
 
+AMAGO's two exploration wrappers are gin configurables too when gin-config is installed
+(:mod:`amago.from_amago.exploration`): their bindings (``EpsilonGreedy.randomize_eps``) go through the mapping and
+are also bound in gin, so a script's own subclass, which the Experiment builds as ``cls(env)``, gets them where gin
+gave them in AMAGO (arguments the subclass does not pass itself).
+
 A binding amago cannot honour fails in one line naming it (an AMAGO parameter without counterpart, a value that
 does not convert, a parameter AMAGO's class does not have); one that never took effect in AMAGO either (set by the
 run, inside a gin scope nothing opens, or a base class's argument its subclass passes itself) is one warning line. Imports no torch.
@@ -283,6 +288,23 @@ def _mapped(target: str) -> bool:
     return not configurable.example or not _script_defines(target)
 
 
+EXPLORATION_WRAPPERS = frozenset({"EpsilonGreedy", "BilevelEpsilonGreedy"})
+"""AMAGO's configurables whose bindings also go to gin (a script's subclass of them reads them there)."""
+
+
+def _wrapper_binding(target: str) -> bool:
+    """Whether ``target`` names one of AMAGO's two exploration wrappers and gin-config is installed (their
+    bindings then reach a script's subclass through gin, as in AMAGO)."""
+    if target.rpartition(".")[2] not in EXPLORATION_WRAPPERS or lookup(target) is None:
+        return False
+    try:
+        importlib.import_module("gin")
+    except ImportError:
+        return False
+    importlib.import_module("amago.from_amago.exploration")  # registers the two with gin
+    return True
+
+
 def _parse(custom_params: Mapping[str, Any], gin_configs: Sequence[str | Path], found: Registries) -> _Parsed:
     components = installed_components(found)
     parsed = _Parsed()
@@ -292,6 +314,8 @@ def _parse(custom_params: Mapping[str, Any], gin_configs: Sequence[str | Path], 
         if _mapped(target):
             converted = _gin_value(value, components)
             parsed.statements.append(GinStatement(_SOURCE, index, scope, target, parameter, converted))
+            if _wrapper_binding(target):
+                parsed.to_gin.append((key, value))
         elif component is not None and scope is None:
             name, option = _component_option(target, parameter, value, component, found, _SOURCE)
             parsed.component_options[name] = option
@@ -315,6 +339,10 @@ def _parse(custom_params: Mapping[str, Any], gin_configs: Sequence[str | Path], 
             if _mapped(statement.target):
                 parsed.statements.append(statement)
                 skip.append(statement.target)
+                value = resolve_macros(statement.value, macros)
+                if _wrapper_binding(statement.target) and not isinstance(value, Reference | Macro):
+                    scope = f"{statement.scope}/" if statement.scope else ""
+                    parsed.to_gin.append((f"{scope}{statement.target}.{statement.parameter}", plain(value)))
             elif component is not None and statement.scope is None:
                 value = resolve_macros(statement.value, macros)
                 name, option = _component_option(
@@ -487,6 +515,7 @@ def null_paths(tree: Mapping[str, Any], prefix: tuple[str, ...] = ()) -> list[tu
 
 
 __all__ = [
+    "EXPLORATION_WRAPPERS",
     "GIN_INSTALL",
     "SLOT_KEYWORDS",
     "BindingWarning",

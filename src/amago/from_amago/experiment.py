@@ -11,6 +11,7 @@ keyword in one line that names this class.
 
 from __future__ import annotations
 
+import functools
 import inspect
 from collections.abc import Mapping
 from pathlib import Path
@@ -87,6 +88,7 @@ class Experiment(core.Experiment):
         **settings: Any,
     ) -> None:
         found = registries_of(config, registries)
+        name_partials(settings)
         adapt_explorations(settings)
         name_registered_classes(settings, found)
         classes = take_component_classes(settings)
@@ -101,6 +103,17 @@ class Experiment(core.Experiment):
             allow_traj_pickles=allow_traj_pickles,
             classes=classes,
         )
+        if dataset is not None:
+            from amago.from_amago.data import remember_experiment
+
+            remember_experiment(dataset, self)
+
+    def start(self, resume: bool = False) -> None:
+        """Builds everything (see amago-core's ``Experiment.start``); an experiment made by
+        ``cli_utils.create_experiment_from_cli`` with AMAGO's ``--ckpt`` opens its existing run folder, as AMAGO's
+        scripts did before ``load_checkpoint(ckpt)`` (a fresh start is otherwise refused in a folder holding a run:
+        ``start(resume=True)`` opens it)."""
+        super().start(resume=resume or bool(self.__dict__.get("reopen_run", False)))
 
     # ---- AMAGO's flat settings -----------------------------------------------------------------------------
     if not TYPE_CHECKING:  # to a type checker a misspelt attribute is an error, not Any
@@ -262,6 +275,17 @@ def adapt_explorations(settings: dict[str, Any]) -> None:
         settings["exploration_wrapper_type"] = exploration_for_experiment(
             settings["exploration_wrapper_type"]
         )
+
+
+def name_partials(settings: dict[str, Any]) -> None:
+    """A component slot given ``functools.partial(TheClass, ...)`` (AMAGO's example 10 passes its encoder so) is
+    recorded by the class's ``module:Class``, which the partial itself lacks."""
+    for key in SLOT_NAMES:
+        value = settings.get(key)
+        if isinstance(value, functools.partial) and inspect.isclass(value.func):
+            for attribute in ("__module__", "__qualname__"):
+                if attribute not in vars(value):
+                    setattr(value, attribute, getattr(value.func, attribute))
 
 
 def name_registered_classes(settings: dict[str, Any], found: Registries) -> None:

@@ -7,13 +7,24 @@ scripts subclass its wrappers (``TMazeExploration(EpsilonGreedy)`` overriding ``
 handling, the per-row multipliers) taking AMAGO's arguments; the epsilon they use is :meth:`current_eps`, so a
 subclass's override decides it, as in AMAGO.
 
+AMAGO's other extension point works too: a subclass of :class:`ExplorationWrapper` (or of the two wrappers)
+overriding ``add_exploration_noise(action, local_step)`` gets AMAGO's ``(batched_envs, action dim)`` actions and
+``(batched_envs,)`` episode steps, and what it returns is the action taken.
+
 An ``Experiment`` given one of these two classes itself picks the registered ``egreedy`` / ``bilevel`` component
-(the config's options, ``use_config`` bindings included, apply); given a subclass of them, it builds the subclass
-per actor through :class:`ScriptExploration`, as AMAGO did (``cls(env)``, the subclass's gin bindings applied).
+(the config's options, ``use_config`` bindings included, apply); given a subclass of them (or of
+``ExplorationWrapper``), it builds the subclass per actor through :class:`ScriptExploration`, as AMAGO did
+(``cls(env)``, the subclass's gin bindings applied).
+
+With gin-config installed, both classes are gin configurables under AMAGO's names
+(``amago.envs.exploration.EpsilonGreedy``), so a binding of a base class's parameter
+(``EpsilonGreedy.randomize_eps = False``) reaches a script's subclass with gin's own rule: only for arguments the
+subclass does not pass itself.
 """
 
 from __future__ import annotations
 
+import abc
 import math
 import os
 from dataclasses import dataclass, field
@@ -26,7 +37,58 @@ from amago_envs.exploration import wrappers
 from amago_envs.exploration.specs import BilevelConfig, EGreedyConfig
 
 
-class BilevelEpsilonGreedy(wrappers.BilevelEpsilonGreedy):
+class ExplorationWrapper(abc.ABC):
+    """AMAGO's ``ExplorationWrapper(amago_env)``: wraps an ``AMAGOEnv`` and replaces each action by what
+    :meth:`add_exploration_noise` returns. Everything else (spaces, ``env_name``, ``step_count``...) is the env's.
+
+    Attributes:
+        env: the wrapped env.
+        batched_envs: rows the env steps at once.
+    """
+
+    def __init__(self, amago_env: AMAGOEnv) -> None:
+        self.env = amago_env
+        self.batched_envs = amago_env.batched_envs
+
+    def __getattr__(self, name: str) -> Any:
+        if name == "env":
+            raise AttributeError(name)
+        return getattr(self.env, name)
+
+    @abc.abstractmethod
+    def add_exploration_noise(self, action: np.ndarray, local_step: np.ndarray) -> np.ndarray:
+        """The action to take instead of ``action``.
+
+        Args:
+            action: ``(batched_envs, action dim)`` (Discrete: ``(batched_envs, 1)`` indices; Box: in [-1, 1]).
+            local_step: ``(batched_envs,)`` steps since each row's episode started.
+        """
+
+    def action(self, action: Any) -> Any:
+        """AMAGO's ``action``: ``action`` as ``(batched_envs, action dim)`` through :meth:`add_exploration_noise`,
+        returned in the shape and dtype it came in.
+
+        Raises:
+            ValueError: a Box action outside [-1, 1] (checked before the noise, as AMAGO asserted).
+        """
+        given = np.asarray(action)
+        rows = given.reshape(self.batched_envs, -1)
+        if not self.env.is_discrete and not np.all(np.abs(rows) <= 1.0 + 1e-5):
+            msg = f"continuous actions must be in [-1, 1] before exploration noise; got {rows.tolist()}."
+            raise ValueError(msg)
+        noisy = np.asarray(self.add_exploration_noise(rows, np.asarray(self.env.step_count)))
+        return noisy.reshape(given.shape).astype(given.dtype, copy=False)
+
+    def reset(self, *args: Any, **kwargs: Any) -> Any:
+        """Resets the env."""
+        return self.env.reset(*args, **kwargs)
+
+    def step(self, action: Any) -> Any:
+        """Steps the env with :meth:`action` of ``action``."""
+        return self.env.step(self.action(action))
+
+
+class BilevelEpsilonGreedy(wrappers.BilevelEpsilonGreedy, ExplorationWrapper):
     """AMAGO's ``BilevelEpsilonGreedy(amago_env, rollout_horizon, ...)``: epsilon annealed per actor and decayed
     within each episode over ``rollout_horizon`` steps (amago's ``bilevel`` exploration).
 
@@ -69,9 +131,9 @@ class BilevelEpsilonGreedy(wrappers.BilevelEpsilonGreedy):
             steps_anneal=steps_anneal,
             randomize_eps=randomize_eps,
         )
-        self._explore(amago_env, config, rollout_horizon, seed=None, start_step=0)
+        self.start_schedule(amago_env, config, rollout_horizon, seed=None, start_step=0)
 
-    def _explore(
+    def start_schedule(
         self,
         env: AMAGOEnv,
         schedule: BilevelConfig,
@@ -80,7 +142,8 @@ class BilevelEpsilonGreedy(wrappers.BilevelEpsilonGreedy):
         seed: int | None,
         start_step: int,
     ) -> None:
-        super()._explore(env, schedule, rollout_horizon, seed=seed, start_step=start_step)
+        super().start_schedule(env, schedule, rollout_horizon, seed=seed, start_step=start_step)
+        self._noise_steps: np.ndarray | None = None
         # AMAGO's attribute names for the schedule, which a subclass's current_eps may read.
         self.eps_start_start = schedule.eps_start_start
         self.eps_start_end = schedule.eps_start_end
@@ -110,9 +173,24 @@ class BilevelEpsilonGreedy(wrappers.BilevelEpsilonGreedy):
         schedule, as AMAGO's T-Maze example does)."""
         return wrappers.BilevelEpsilonGreedy.epsilon(self, local_step)
 
+    def add_noise(self, action: Any) -> Any:
+        """What ``step`` takes: ``action`` through AMAGO's :meth:`ExplorationWrapper.action`, so a subclass's
+        :meth:`add_exploration_noise` decides it."""
+        return ExplorationWrapper.action(self, action)
+
+    def add_exploration_noise(self, action: np.ndarray, local_step: np.ndarray) -> np.ndarray:
+        """AMAGO's noise at episode steps ``local_step``: with probability :meth:`current_eps` a random action
+        (Discrete), or Gaussian noise of that scale clipped to [-1, 1] (Box); override it to add your own."""
+        self._noise_steps = np.asarray(local_step)
+        try:
+            noisy: np.ndarray = wrappers.BilevelEpsilonGreedy.add_noise(self, action)
+        finally:
+            self._noise_steps = None
+        return noisy
+
     def epsilon(self, local_step: np.ndarray) -> np.ndarray:
         """What the noise uses: :meth:`current_eps`, as a float array with one value per row."""
-        steps = np.asarray(local_step)
+        steps = np.asarray(local_step) if self._noise_steps is None else self._noise_steps
         rows = self.env.batched_envs
         if rows == 1 or type(self).current_eps is BilevelEpsilonGreedy.current_eps:
             current = self.current_eps(steps)
@@ -150,7 +228,7 @@ class EpsilonGreedy(BilevelEpsilonGreedy, wrappers.EpsilonGreedy):
         config = EGreedyConfig(
             eps_start=eps_start, eps_end=eps_end, steps_anneal=steps_anneal, randomize_eps=randomize_eps
         )
-        self._explore(amago_env, config.as_bilevel(), math.inf, seed=None, start_step=0)
+        self.start_schedule(amago_env, config.as_bilevel(), math.inf, seed=None, start_step=0)
 
 
 AMAGO_EXPLORATIONS: dict[type, str] = {EpsilonGreedy: "egreedy", BilevelEpsilonGreedy: "bilevel"}
@@ -180,7 +258,7 @@ class ScriptExploration:
         creator_pid: the process that created this (which already has the bindings).
     """
 
-    cls: type[BilevelEpsilonGreedy]
+    cls: type[ExplorationWrapper]
     gin_bindings: str | None = field(default_factory=_gin_bindings)
     creator_pid: int = field(default_factory=os.getpid)
 
@@ -197,7 +275,7 @@ class ScriptExploration:
         cls: Any = (self.cls.__module__, self.cls.__qualname__) if by_name else self.cls
         return (_rebuild, (cls, self.gin_bindings, self.creator_pid))
 
-    def __call__(self, env: AMAGOEnv, seed: int | None = None, **_: Any) -> BilevelEpsilonGreedy:
+    def __call__(self, env: AMAGOEnv, seed: int | None = None, **_: Any) -> ExplorationWrapper:
         """The wrapper around ``env``; ``seed`` seeds its noise (None: fresh entropy, as AMAGO's)."""
         if self.gin_bindings and os.getpid() != self.creator_pid:
             _bind_in_worker(self.gin_bindings)
@@ -254,16 +332,36 @@ def _bind_in_worker(bindings: str) -> None:
 
 def exploration_for_experiment(value: Any) -> Any:
     """What an Experiment's ``exploration_wrapper_type`` becomes: AMAGO's two classes, their registered names; a
-    script's subclass of them, a :class:`ScriptExploration`; anything else, itself."""
-    if isinstance(value, type) and issubclass(value, BilevelEpsilonGreedy):
+    script's subclass of them or of ``ExplorationWrapper``, a :class:`ScriptExploration`; anything else, itself."""
+    if isinstance(value, type) and issubclass(value, ExplorationWrapper):
         return AMAGO_EXPLORATIONS.get(value) or ScriptExploration(value)
     return value
 
 
+GIN_MODULE = "amago.envs.exploration"
+"""The module AMAGO's two wrappers are gin configurables of (``amago.envs.exploration.EpsilonGreedy.x`` and
+``EpsilonGreedy.x`` both name them)."""
+
+
+def _register_with_gin() -> None:
+    """Makes the two wrappers gin configurables under AMAGO's names when gin-config is installed (nothing else)."""
+    try:
+        import gin
+    except ImportError:
+        return
+    for cls in (BilevelEpsilonGreedy, EpsilonGreedy):
+        gin.configurable(cls.__name__, module=GIN_MODULE)(cls)
+
+
+_register_with_gin()
+
+
 __all__ = [
     "AMAGO_EXPLORATIONS",
+    "GIN_MODULE",
     "BilevelEpsilonGreedy",
     "EpsilonGreedy",
+    "ExplorationWrapper",
     "ScriptExploration",
     "exploration_for_experiment",
 ]

@@ -1,6 +1,6 @@
 """AMAGO's ``amago.nets.ff``: feed-forward pieces (amago-nets' layers).
 
-``Normalization(method, dim)`` builds the normalisation module named ``method`` (``"none"``, ``"layer"``,
+``Normalization(method, d_model)`` builds the normalisation module named ``method`` (``"none"``, ``"layer"``,
 ``"rmsnorm"``, ``"unitball"``, ``"hypersphere"``, ``"simnorm"``) as AMAGO's did.
 """
 
@@ -11,7 +11,7 @@ from amago._compat import shim_exports
 __getattr__, __dir__, __all__ = shim_exports(
     __name__,
     {
-        "Normalization": "amago_nets.layers:normalization",
+        "Normalization": "amago.from_amago.nets:Normalization",
         "SimNorm": "amago_nets.layers:SimNorm",
         "FFBlock": "amago_nets.layers:FFBlock",
         "MLP": "amago_nets.layers:MLP",

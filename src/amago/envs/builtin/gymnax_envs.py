@@ -1,18 +1,15 @@
-"""AMAGO's ``amago.envs.builtin.gymnax_envs``: gymnax envs are amago-envs' ``gymnax`` suite."""
+"""AMAGO's ``amago.envs.builtin.gymnax_envs``: ``GymnaxCompatibility(env, num_envs, params)`` is amago-envs'
+batched gymnax env (the ``gymnax`` suite) built from the gymnax env object, as AMAGO's wrapper was."""
 
 from __future__ import annotations
 
 from amago._compat import shim_exports
 
-_GYMNAX = (
-    "use the env id gymnax-<task> (e.g. gymnax-MemoryChain-bsuite; `amago show envs gymnax`), or "
-    "amago_envs.suites.gymnax.vector_env.GymnaxVectorEnv(task, params, num_envs) wrapped in "
-    "AMAGOEnv(..., batched_envs=num_envs) with env_mode='already_vectorized'"
-)
-
 __getattr__, __dir__, __all__ = shim_exports(
     __name__,
-    {},
-    # AMAGO's tutorial spells the class GymnaxCompatability; its code, GymnaxCompatibility.
-    no_counterpart={"GymnaxCompatibility": _GYMNAX, "GymnaxCompatability": _GYMNAX},
+    {
+        "GymnaxCompatibility": "amago.from_amago.envs.gymnax:GymnaxCompatibility",
+        # AMAGO's tutorial spells the class GymnaxCompatability; its code, GymnaxCompatibility.
+        "GymnaxCompatability": "amago.from_amago.envs.gymnax:GymnaxCompatibility",
+    },
 )

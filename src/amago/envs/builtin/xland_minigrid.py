@@ -1,4 +1,5 @@
-"""AMAGO's ``amago.envs.builtin.xland_minigrid``: XLand-MiniGrid is amago-envs' ``xland`` suite."""
+"""AMAGO's ``amago.envs.builtin.xland_minigrid``: XLand-MiniGrid is amago-envs' ``xland`` suite;
+``XLandMinigridVectorizedGym`` takes AMAGO's arguments (the benchmark file must be on disk)."""
 
 from __future__ import annotations
 
@@ -6,9 +7,5 @@ from amago._compat import shim_exports
 
 __getattr__, __dir__, __all__ = shim_exports(
     __name__,
-    {},
-    no_counterpart={
-        "XLandMinigridVectorizedGym": "use the env id xland-<benchmark> (e.g. xland-small-1m; `amago show envs "
-        "xland`), or amago_envs.suites.xland.vector_env.XLandVectorEnv"
-    },
+    {"XLandMinigridVectorizedGym": "amago.from_amago.envs.xland:XLandMinigridVectorizedGym"},
 )

@@ -64,9 +64,9 @@ class BilevelEpsilonGreedy:
         config = BilevelConfig() if config is None else config
         if config.rollout_horizon is None:
             raise ValueError(_HORIZON_MISSING)
-        self._explore(env, config, config.rollout_horizon, seed=seed, start_step=start_step)
+        self.start_schedule(env, config, config.rollout_horizon, seed=seed, start_step=start_step)
 
-    def _explore(
+    def start_schedule(
         self,
         env: AMAGOEnv,
         schedule: BilevelConfig,
@@ -75,7 +75,9 @@ class BilevelEpsilonGreedy:
         seed: int | None,
         start_step: int,
     ) -> None:
-        """Sets up the wrapper; ``rollout_horizon`` is separate from ``schedule`` because egreedy's is infinite."""
+        """Sets up the wrapper for ``env`` with ``schedule``; ``rollout_horizon`` is separate from ``schedule``
+        because egreedy's is infinite. The one setup path: a subclass that builds its schedule another way (the
+        AMAGO compatibility layer's ``EpsilonGreedy``, from AMAGO's arguments) calls it, or extends it."""
         if env.is_multibinary:
             msg = "epsilon-greedy exploration supports Discrete and Box actions, not MultiBinary; use exploration=None."
             raise ValueError(msg)
@@ -210,7 +212,7 @@ class EpsilonGreedy(BilevelEpsilonGreedy):
         start_step: int = 0,
     ) -> None:
         config = EGreedyConfig() if config is None else config
-        self._explore(env, config.as_bilevel(), math.inf, seed=seed, start_step=start_step)
+        self.start_schedule(env, config.as_bilevel(), math.inf, seed=seed, start_step=start_step)
 
 
 def build_egreedy(
