@@ -32,7 +32,7 @@ __getattr__, __dir__, __all__ = shim_exports(
         "plan_run": "amago_core.config.resolve:plan_run",
         "train": "amago_core.experiment.train:train",
         "load_policy": "amago_tools.policy:load_policy",
-        "AMAGOEnv": "amago_core.rollout:AMAGOEnv",
+        "AMAGOEnv": "amago.envs.amago_env:AMAGOEnv",
         "AMAGO_ENV_LOG_PREFIX": "amago_core.rollout:AMAGO_ENV_LOG_PREFIX",
         "TstepEncoder": "amago_nets.base:TstepEncoder",
         "TrajEncoder": "amago_nets.base:TrajEncoder",

@@ -435,3 +435,23 @@ def test_a_base_egreedy_binding_reaches_a_scripts_subclass_through_gin():
         bindings.clear_bindings()
         gin.clear_config()
     assert HalfNoise(_tmaze_env()).randomize_eps is True  # AMAGO's default once the binding is gone
+
+
+def test_amago_env_reads_unknown_attributes_from_the_env_as_amagos_wrapper_did():
+    # Example 11 reads `make_train_env().suggested_max_seq_len`: AMAGO's AMAGOEnv (a gymnasium 0.29 wrapper)
+    # forwarded attribute reads to the env; private names never go through.
+    import pickle
+
+    import gymnasium as gym
+
+    from amago.envs import AMAGOEnv
+
+    inner = gym.make("CartPole-v1")
+    inner.suggested_max_seq_len = 17
+    env = AMAGOEnv(inner, env_name="cartpole")
+    assert env.suggested_max_seq_len == 17
+    with pytest.raises(AttributeError, match="no attribute '_hidden'"):
+        _ = env._hidden
+    with pytest.raises(AttributeError, match="no_such_thing"):
+        _ = env.no_such_thing
+    assert pickle.loads(pickle.dumps(AMAGOEnv(gym.make("CartPole-v1"), env_name="c"))).env_name == "c"

@@ -70,7 +70,7 @@ SEED_IMPORTS_THAT_WORK: list[tuple[str, dict[str, str]]] = [
         {"CNNTstepEncoder": "amago_nets.tstep_cnn:CNNTstepEncoder"},
     ),
     ("from amago.experiment import Experiment", {"Experiment": "amago.from_amago.experiment:Experiment"}),
-    ("from amago.envs import AMAGOEnv", {"AMAGOEnv": "amago_core.rollout:AMAGOEnv"}),
+    ("from amago.envs import AMAGOEnv", {"AMAGOEnv": "amago.envs.amago_env:AMAGOEnv"}),
     ("from amago.agent import Agent", {"Agent": "amago_agents.agent:Agent"}),
     (
         "from amago.envs.builtin.gymnax_envs import GymnaxCompatability",
@@ -90,8 +90,8 @@ SEED_IMPORTS_WITHOUT_COUNTERPART: list[tuple[str, str]] = [
 SEED_DOTTED_NAMES: dict[str, str] = {
     "amago.Experiment": "amago.from_amago.experiment:Experiment",
     "amago.TrajEncoder": "amago_nets.base:TrajEncoder",
-    "amago.envs.AMAGOEnv": "amago_core.rollout:AMAGOEnv",
-    "amago.envs.amago_env.AMAGOEnv": "amago_core.rollout:AMAGOEnv",
+    "amago.envs.AMAGOEnv": "amago.envs.amago_env:AMAGOEnv",
+    "amago.envs.amago_env.AMAGOEnv": "amago.envs.amago_env:AMAGOEnv",
     "amago.envs.exploration.EpsilonGreedy": "amago.from_amago.exploration:EpsilonGreedy",
     "amago.experiment.Experiment": "amago.from_amago.experiment:Experiment",
     "amago.agent.Agent": "amago_agents.agent:Agent",

@@ -13,7 +13,7 @@ from amago._registries import EXPLORATION_CLASSES, EXPLORATION_REGISTRY
 __getattr__, __dir__, __all__ = shim_exports(
     __name__,
     {
-        "AMAGOEnv": "amago_core.rollout:AMAGOEnv",
+        "AMAGOEnv": "amago.envs.amago_env:AMAGOEnv",
         "AMAGO_ENV_LOG_PREFIX": "amago_core.rollout:AMAGO_ENV_LOG_PREFIX",
         "EnvContractError": "amago_core.rollout:EnvContractError",
         "SequenceEnv": "amago_core.rollout:SequenceEnv",
