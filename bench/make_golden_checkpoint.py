@@ -21,6 +21,7 @@ from __future__ import annotations
 import argparse
 import json
 import shutil
+import sys
 import tempfile
 from pathlib import Path
 from typing import Any
@@ -30,6 +31,10 @@ import torch
 
 ROOT = Path(__file__).resolve().parents[1]
 DEFAULT_OUT = ROOT / "tests" / "compat" / "fixtures" / "amago_golden"
+sys.path.insert(0, str(ROOT))  # the tests' replay: what is recorded here is what the golden test recomputes
+
+from tests.compat.recorded_replay import replay  # noqa: E402
+
 TRAJ_ENCODERS: dict[str, dict[str, Any]] = {
     "ff": {"kind": "ff", "d_model": 8, "n_layers": 1},
     "rnn": {"kind": "rnn", "d_hidden": 8, "d_output": 8, "n_layers": 1},
@@ -125,27 +130,6 @@ class Spy:
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self.agent, name)
-
-
-def replay(agent: torch.nn.Module, figures: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
-    """The agent's argmax actions, actor probabilities and denormalised critic values on recorded inputs (the
-    same computation as the test's)."""
-    hidden = agent.init_hidden_state(figures["obs"].shape[1], "cpu")
-    out: dict[str, list[np.ndarray]] = {"action": [], "probs": [], "value": []}
-    with torch.no_grad():
-        for step in range(figures["obs"].shape[0]):
-            if figures["reset"][step].any():
-                hidden = agent.reset_hidden_state(hidden, figures["reset"][step])
-            obs = {"observation": torch.from_numpy(figures["obs"][step]).unsqueeze(1)}
-            rl2 = torch.from_numpy(figures["rl2"][step]).unsqueeze(1)
-            time = torch.from_numpy(figures["time"][step]).unsqueeze(1)
-            states, hidden = agent.get_state_embedding(obs, rl2, time, hidden)
-            probs = agent.actor(states).probs  # (N, 1, G, A)
-            q = agent.critics(states, probs.unsqueeze(0))  # (1, N, 1, C, G, 1)
-            out["action"].append(probs[:, 0, -1].argmax(-1).numpy())
-            out["probs"].append(probs[:, 0].numpy())
-            out["value"].append(agent.popart(q, normalized=False)[0, :, 0, ..., 0].numpy())
-    return {key: np.stack(value) for key, value in out.items()}
 
 
 def record(run_dir: Path) -> dict[str, np.ndarray]:

@@ -27,6 +27,7 @@ from amago_core.cli.app import app
 from amago_core.experiment import checkpoints
 from amago_core.experiment.checkpoints import FORMAT, MIGRATIONS
 from amago_tools.policy.loader import PolicyLoadError, load_policy, load_run
+from tests.compat.recorded_replay import replay
 
 torch.set_num_threads(1)
 
@@ -48,26 +49,6 @@ def recorded(encoder: str) -> dict[str, np.ndarray]:
 def the_state(run_dir: Path) -> Path:
     (state,) = (run_dir / "ckpts" / "training_states").iterdir()
     return state
-
-
-def replay(agent: torch.nn.Module, figures: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
-    """The agent's argmax actions, actor probabilities and denormalised critic values on the recorded inputs."""
-    hidden = agent.init_hidden_state(figures["obs"].shape[1], "cpu")
-    out: dict[str, list[np.ndarray]] = {"action": [], "probs": [], "value": []}
-    with torch.no_grad():
-        for step in range(figures["obs"].shape[0]):
-            if figures["reset"][step].any():
-                hidden = agent.reset_hidden_state(hidden, figures["reset"][step])
-            obs = {"observation": torch.from_numpy(figures["obs"][step]).unsqueeze(1)}
-            rl2 = torch.from_numpy(figures["rl2"][step]).unsqueeze(1)
-            time = torch.from_numpy(figures["time"][step]).unsqueeze(1)
-            states, hidden = agent.get_state_embedding(obs, rl2, time, hidden)
-            probs = agent.actor(states).probs  # (N, 1, G, A)
-            q = agent.critics(states, probs.unsqueeze(0))  # (1, N, 1, C, G, 1)
-            out["action"].append(probs[:, 0, -1].argmax(-1).numpy())
-            out["probs"].append(probs[:, 0].numpy())
-            out["value"].append(agent.popart(q, normalized=False)[0, :, 0, ..., 0].numpy())
-    return {key: np.stack(value) for key, value in out.items()}
 
 
 def assert_acts_as_recorded(agent: torch.nn.Module, figures: dict[str, np.ndarray]) -> None:

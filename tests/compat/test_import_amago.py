@@ -22,6 +22,7 @@ from typer.testing import CliRunner
 
 from amago_core.hooks.manager import hook_manager
 from amago_tools.policy.loader import PolicyLoadError, load_policy, load_run
+from tests.compat.recorded_replay import replay
 
 torch.set_num_threads(1)
 
@@ -51,28 +52,6 @@ def import_fixture(encoder: str, out: Path, *extra: str) -> Path:
     return out
 
 
-def replay(agent: torch.nn.Module, figures: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
-    """The agent's argmax actions, probabilities and critic values on AMAGO's recorded inputs."""
-    n_envs = figures["obs"].shape[1]
-    hidden = agent.init_hidden_state(n_envs, "cpu")
-    out: dict[str, list[np.ndarray]] = {"action": [], "probs": [], "q": [], "value": []}
-    with torch.no_grad():
-        for step in range(figures["obs"].shape[0]):
-            if figures["reset"][step].any():
-                hidden = agent.reset_hidden_state(hidden, figures["reset"][step])
-            obs = {"observation": torch.from_numpy(figures["obs"][step]).unsqueeze(1)}
-            rl2 = torch.from_numpy(figures["rl2"][step]).unsqueeze(1)
-            time = torch.from_numpy(figures["time"][step]).unsqueeze(1)
-            states, hidden = agent.get_state_embedding(obs, rl2, time, hidden)
-            probs = agent.actor(states).probs  # (N, 1, G, A)
-            q = agent.critics(states, probs.unsqueeze(0))  # (1, N, 1, C, G, 1)
-            out["action"].append(probs[:, 0, -1].argmax(-1, keepdim=True).numpy())
-            out["probs"].append(probs[:, 0].numpy())
-            out["q"].append(q[0, :, 0, ..., 0].numpy())
-            out["value"].append(agent.popart(q, normalized=False)[0, :, 0, ..., 0].numpy())
-    return {k: np.stack(v) for k, v in out.items()}
-
-
 @pytest.mark.parametrize("encoder", ENCODERS)
 def test_imported_policy_matches_amago(encoder, tmp_path):
     out = import_fixture(encoder, tmp_path / encoder, "--env", "frozen-lake", "--max-seq-len", "18")
@@ -80,7 +59,7 @@ def test_imported_policy_matches_amago(encoder, tmp_path):
     run = load_run(out)
     assert run.kind("traj_encoder") == encoder
     ours = replay(run.agent, figures)
-    np.testing.assert_array_equal(ours["action"], figures["action"])
+    np.testing.assert_array_equal(ours["action"][..., None], figures["action"])  # AMAGO recorded (N, 1)
     for key in ("probs", "q", "value"):
         np.testing.assert_allclose(ours[key], figures[key], rtol=0, atol=TOLERANCE, err_msg=key)
     # The rollout path: get_actions' argmax equals the actor's (a fresh hidden state, first step only).
@@ -119,7 +98,7 @@ def test_imported_cnn_policy_matches_amago(name, tmp_path):
         assert config["drqv2_aug"] is True
         assert config["aug_pct_of_batch"] == 0.5
     ours = replay(run.agent, figures)
-    np.testing.assert_array_equal(ours["action"], figures["action"])
+    np.testing.assert_array_equal(ours["action"][..., None], figures["action"])  # AMAGO recorded (N, 1)
     for key in ("probs", "q", "value"):
         np.testing.assert_allclose(ours[key], figures[key], rtol=0, atol=TOLERANCE, err_msg=key)
 
