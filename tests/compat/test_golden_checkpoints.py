@@ -23,9 +23,10 @@ from safetensors import safe_open
 from safetensors.torch import load_file, save_file
 from typer.testing import CliRunner
 
+from amago_core import file_format
 from amago_core.cli.app import app
 from amago_core.experiment import checkpoints
-from amago_core.experiment.checkpoints import FORMAT, MIGRATIONS
+from amago_core.file_format import FORMAT, MIGRATIONS
 from amago_tools.policy.loader import PolicyLoadError, load_policy, load_run
 from tests.compat.recorded_replay import replay
 
@@ -228,7 +229,7 @@ def test_a_future_format_step_is_applied_to_every_file_the_golden_runs_load(tmp_
 
         return step
 
-    monkeypatch.setattr(checkpoints, "FORMAT", 2)
+    monkeypatch.setattr(file_format, "FORMAT", 2)
     monkeypatch.setitem(MIGRATIONS, 1, {kind: seen(kind) for kind in ("progress", "config", "weights")})
     run_dir, figures = golden("transformer", tmp_path), recorded("transformer")
     assert_acts_as_recorded(load_run(run_dir).agent, figures)
@@ -249,3 +250,34 @@ def test_a_future_format_step_is_applied_to_every_file_the_golden_runs_load(tmp_
     )
     with pytest.raises(PolicyLoadError, match=f"missing \\['{dropped}'\\]"):
         load_policy(golden("transformer", tmp_path / "dropped"))
+
+
+def test_a_config_step_is_applied_wherever_a_run_record_is_read(tmp_path, monkeypatch):
+    """A future config step (here: one that renames a setting back) reaches every reader of a run's
+    ``config.resolved.json``: the policy loader, ``amago eval`` and ``amago run --resume``. Without the step the
+    old name is refused, so each of them really went through it."""
+    run_dir = golden("ff", tmp_path)
+    edit_json(
+        run_dir / "config.resolved.json",
+        lambda record: record["schedule"].update(epochs_before_rename=record["schedule"].pop("epochs")),
+    )
+    code, output = amago("eval", str(run_dir), "--episodes", "1", "--timesteps", "20")
+    assert code != 0
+    assert "epochs_before_rename" in output, output
+
+    def renamed(record):
+        schedule = dict(record["schedule"])
+        schedule["epochs"] = schedule.pop("epochs_before_rename")
+        return {**record, "schedule": schedule}
+
+    monkeypatch.setattr(file_format, "FORMAT", 2)
+    monkeypatch.setitem(MIGRATIONS, 1, {"config": renamed})
+    assert_acts_as_recorded(load_run(run_dir).agent, recorded("ff"))
+    code, output = amago("eval", str(run_dir), "--episodes", "1", "--timesteps", "20")
+    assert code == 0, output
+    code, output = amago("run", "--resume", str(run_dir), "-o", "schedule.epochs=3", "--quiet")
+    assert code == 0, output
+    record = json.loads((run_dir / "config.resolved.json").read_text())
+    assert record["_provenance"]["format"] == 2
+    assert record["schedule"]["epochs"] == 3
+    assert "epochs_before_rename" not in record["schedule"]

@@ -10,10 +10,11 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
 CORE = ROOT / "packages" / "amago-core" / "src" / "amago_core"
-CORE_LINES_AT_MOST = 17_862
+CORE_LINES_AT_MOST = 17_881
 """Issue 40 aims at 15,000 (AMAGO's whole package is 12,000); 17,862 is where stop 41 left core (after stop 40's
 experiment split and moves, the doctor's build check and the generated-docs block went to amago-tools, and every
-subpackage lost its repeated logic)."""
+subpackage lost its repeated logic); stop 42 added 19 (``file_format.py``: a run's config record is migrated
+wherever it is read, issue 41 item 5)."""
 FILE_LINES_AT_MOST = 600
 LONGER_FILES: dict[str, int] = {}
 """Files still over the per-file line, each at most its size when the line was drawn; splitting one removes it."""

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from amago_core.config.experiment import SLOT_KEYS, ExperimentConfig, installed_default
+from amago_core.file_format import PROVENANCE_KEY, RefusedStateError, migrated_config
 from amago_core.plugins.registry import Registries
 
 # Merging tables is the plugin API's rule (presets merge the same way); these names stay importable from here.
@@ -25,8 +26,6 @@ from amago_core.plugins.tables import COMPONENT_KEYS, ENV_KEY, deep_merge, slot_
 
 ENV_PREFIX = "AMAGO_"
 ENV_NESTING = "__"
-PROVENANCE_KEY = "_provenance"
-"""Top-level key of `config.resolved.json` holding versions and the command line; ignored when loading."""
 
 # Names AMAGO users already have in their shells (seeds: "Track the Results").
 ENV_ALIASES = {
@@ -218,11 +217,20 @@ class SourceFile:
         return is_run_record(self.path, self.raw)
 
     def table(self) -> dict[str, Any]:
-        """What a run takes from it: a record without its ``_provenance`` and folder-owned settings, any other
-        file as written (a fresh copy)."""
+        """What a run takes from it: a record migrated to this amago's format (``MIGRATIONS``), without its
+        ``_provenance`` and folder-owned settings; any other file as written (a fresh copy).
+
+        Raises:
+            ConfigSourceError: a record of a newer format than this amago's.
+        """
         data = copy.deepcopy(dict(self.raw))
+        if self.is_record:  # of the format this amago writes: an older one is migrated, a newer one refused
+            try:
+                data = without_folder_owned(migrated_config(data, self.path))
+            except RefusedStateError as exc:
+                raise ConfigSourceError(str(exc)) from exc
         data.pop(PROVENANCE_KEY, None)
-        return without_folder_owned(data) if self.is_record else data
+        return data
 
 
 def read_config_file(path: str | os.PathLike[str]) -> dict[str, Any]:

@@ -29,7 +29,7 @@ from accelerate import Accelerator
 from safetensors import SafetensorError, safe_open
 from safetensors.torch import save_model
 
-from amago_core.config.sources import PROVENANCE_KEY
+from amago_core import file_format
 from amago_core.experiment.processes import gather
 from amago_core.experiment.run_dir import (
     PROGRESS_FILE,
@@ -40,45 +40,11 @@ from amago_core.experiment.run_dir import (
     os_error_code,
 )
 from amago_core.experiment.safe_state import DamagedStateError, load_state, save_state
+from amago_core.file_format import RefusedStateError, migrated
 
-FORMAT = 1
-"""Version of the files a checkpoint loads from, recorded in each: ``progress.json`` (``format``), the policy weights
-(safetensors metadata ``format``), ``config.resolved.json`` (``_provenance.format``); 0: from before amago recorded
-it. A change to any of them raises it and adds ``MIGRATIONS[FORMAT - 1]``, tested on tests/compat's golden runs."""
 MODEL_FILE = "model.safetensors"
 PICKLE_SUFFIXES = (".pkl", ".bin", ".pt", ".pth", ".pickle")
 """Files that hold pickles: a folder with them (and without amago's own files) is refused, never loaded."""
-
-
-class RefusedStateError(ValueError):
-    """A checkpoint amago will not load (pickle files, or a format newer than :data:`FORMAT`); the message says why."""
-
-
-MIGRATIONS: dict[int, dict[str, Callable[[Any], Any]]] = {0: {}}
-"""``MIGRATIONS[N]``, migrate_from_N: per file kind (``progress``, ``config``: the JSON record; ``weights``: the
-tensors by name), what turns it from format N into N + 1; a kind it lacks is unchanged. Format 0 is format 1's
-layout (progress records of both may lack the fields :meth:`Progress.from_json` defaults)."""
-
-
-def migrated(kind: str, data: Any, found: int, file: Path) -> Any:
-    """``data`` of ``file`` (a ``kind`` file: progress, config or weights; of format ``found``) as :data:`FORMAT`.
-
-    Raises:
-        RefusedStateError: ``found`` is newer than :data:`FORMAT`.
-    """
-    if found > FORMAT:
-        msg = f"{file} has checkpoint format {found}, newer than this amago's {FORMAT}: upgrade amago to load it."
-        raise RefusedStateError(msg)
-    for step in range(found, FORMAT):
-        data = MIGRATIONS[step].get(kind, lambda unchanged: unchanged)(data)
-    return data
-
-
-def migrated_config(record: dict[str, Any], file: Path) -> dict[str, Any]:
-    """``file``'s ``config.resolved.json`` record (its format in ``_provenance``; 0: none) as :data:`FORMAT`."""
-    provenance = record.get(PROVENANCE_KEY)
-    found = int(provenance.get("format", 0)) if isinstance(provenance, dict) else 0
-    return migrated("config", record, found, file)
 
 
 @dataclass
@@ -148,7 +114,7 @@ def save_policy_weights(policy: torch.nn.Module, path: Path, *, root: Path | Non
 
 
 def _save_weights(policy: torch.nn.Module, path: Path) -> None:
-    save_model(policy, str(path), metadata={"format": str(FORMAT)})
+    save_model(policy, str(path), metadata={"format": str(file_format.FORMAT)})
 
 
 def load_policy_weights(policy: torch.nn.Module, path: Path, retries: int = 1) -> None:
@@ -193,7 +159,7 @@ def write_progress(folder: Path, progress: dict[str, Any]) -> None:
 
 
 def read_progress(folder: Path) -> dict[str, Any]:
-    """Reads a training-state folder's progress record, as :data:`FORMAT` (a newer one: ``RefusedStateError``)."""
+    """Reads a training-state folder's progress record, migrated to this amago's format (a newer one refused)."""
     file = Path(folder) / PROGRESS_FILE
     if not file.is_file():
         msg = f"{folder} is not a complete amago training state (no {PROGRESS_FILE}); pick another epoch"
@@ -342,7 +308,9 @@ class CheckpointStore:
             save_state(scheduler.state_dict(), incoming, "scheduler")
             if accelerator.scaler is not None:
                 save_state(accelerator.scaler.state_dict(), incoming, "grad_scaler")
-            write_progress(incoming, {**asdict(progress), "format": FORMAT})  # last: the folder is complete
+            write_progress(
+                incoming, {**asdict(progress), "format": file_format.FORMAT}
+            )  # last: the folder is complete
             _move_into_place(incoming, target)
 
         def write_rng() -> None:  # every process writes its own

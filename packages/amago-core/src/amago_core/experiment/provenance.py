@@ -7,11 +7,11 @@ import sys
 import time
 from typing import Any
 
+from amago_core import file_format
 from amago_core.config.components import RELABELER_SLOT, RunComponents
 from amago_core.config.experiment import ExperimentConfig
 from amago_core.config.sources import PROVENANCE_KEY
 from amago_core.config.task_split import write_task_split
-from amago_core.experiment.checkpoints import FORMAT
 from amago_core.experiment.hardware import PrecisionChoice, recorded_cpu_flags
 from amago_core.experiment.run_dir import RunPaths, atomic_write_json
 from amago_core.rollout.spaces import PolicySpaces
@@ -43,7 +43,7 @@ def run_record(
         "components": components.origins(),
         "started": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
         "cpu_flags": recorded_cpu_flags(),
-        "format": FORMAT,  # of the files a checkpoint loads from, this one included
+        "format": file_format.FORMAT,  # of the files a checkpoint loads from, this one included
     }
     if precision is not None:
         record[PROVENANCE_KEY]["precision"] = precision.record()

@@ -51,11 +51,6 @@ class RunReports:
         return self._best_val
 
     @property
-    def epoch_metrics(self) -> dict[str, Any]:
-        """The current epoch's records so far, by ``{section}/{key}``."""
-        return self._epoch_metrics
-
-    @property
     def displaying(self) -> bool:
         """Whether ``learn()``'s progress display runs (main process, verbose), which shows each epoch's table."""
         return self._display is not None

@@ -25,10 +25,8 @@ from amago_core.experiment.checkpoints import (
     MODEL_FILE,
     CheckpointStore,
     Progress,
-    RefusedStateError,
     TrainingState,
     load_policy_weights,
-    migrated_config,
     read_training_state,
     restore_random_states,
     save_policy_weights,
@@ -38,6 +36,7 @@ from amago_core.experiment.learner import Learner
 from amago_core.experiment.reports import RunReports
 from amago_core.experiment.run_dir import RunFolderWriteError, RunPaths, buffer_dir_of, describe_write_failure
 from amago_core.experiment.safe_state import DamagedStateError
+from amago_core.file_format import RefusedStateError, migrated_config
 
 
 class NoUsableCheckpointError(RuntimeError):

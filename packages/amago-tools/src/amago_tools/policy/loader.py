@@ -19,8 +19,9 @@ from amago_core.config.component import ComponentConfig
 from amago_core.config.components import ComponentBuildError, RunComponents
 from amago_core.config.experiment import ExperimentConfig
 from amago_core.experiment.agent_api import ReloadAware, RolloutPolicy
-from amago_core.experiment.checkpoints import RefusedStateError, load_policy_weights, migrated_config
+from amago_core.experiment.checkpoints import load_policy_weights
 from amago_core.experiment.run_dir import RunPaths
+from amago_core.file_format import RefusedStateError, migrated_config
 from amago_core.plugins.errors import PluginError
 from amago_core.plugins.registry import Registries
 from amago_core.plugins.registry import registries as installed_registries
