@@ -65,10 +65,11 @@ def inside(root: str | Path, path: str | Path) -> Path:
 
 def open_append_inside(root: str | Path, path: str | Path) -> IO[str]:
     """Opens ``path`` for appending text (created if missing), checked with :func:`inside` and opened with
-    ``O_NOFOLLOW``, so that a symlink put there between the check and the open is refused too.
+    ``O_NOFOLLOW``, so that a symlink put there between the check and the open is refused too. A file with
+    another name elsewhere (a hard link) is refused as well: appending to it would change the other file.
 
     Raises:
-        UnsafePathError: see :func:`inside`.
+        UnsafePathError: see :func:`inside`; or ``path`` is hard-linked.
     """
     inside(root, path)
     flags = os.O_WRONLY | os.O_APPEND | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0)
@@ -78,7 +79,29 @@ def open_append_inside(root: str | Path, path: str | Path) -> IO[str]:
         if exc.errno == errno.ELOOP:
             inside(root, path)  # raises the one-line error naming the link
         raise
+    links = os.fstat(fd).st_nlink
+    if links > 1:
+        os.close(fd)
+        msg = (
+            f"{path} is hard-linked ({links} names for one file): amago never appends to a file another folder "
+            f"shares; give it a copy of its own (cp {path} {path}.copy && mv {path}.copy {path}) and retry"
+        )
+        raise UnsafePathError(msg, Path(path))
     return os.fdopen(fd, "a", encoding="utf-8")
+
+
+def member_folder(group: str | Path, name: str) -> Path:
+    """``group / name`` once checked to be one of the group's own folders (a seed's or a trial's run): inside it
+    through no symlink (:func:`inside`) and, when it exists, a real folder rather than a file.
+
+    Raises:
+        UnsafePathError: a symlink, a path outside ``group``, or a file where the member's folder belongs.
+    """
+    path = inside(group, Path(group) / name)
+    if os.path.lexists(path) and not path.is_dir():
+        msg = f"{path} is a file where the group's member folder {name} belongs: move it away and retry"
+        raise UnsafePathError(msg, path)
+    return path
 
 
 def plain_file_mode() -> int:
@@ -137,6 +160,7 @@ __all__ = [
     "atomic_write_json",
     "atomic_write_text",
     "inside",
+    "member_folder",
     "open_append_inside",
     "plain_file_mode",
 ]
