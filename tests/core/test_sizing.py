@@ -217,3 +217,15 @@ def test_updates_cost_what_they_sample_one_episode_not_the_whole_window():
     sized = apply_sizing(config, size_for_seconds(config, user, costs, 600))
     assert estimated_seconds(sized, costs) == pytest.approx(600 * SAFETY, rel=0.1)
     assert sized.schedule.val_timesteps_per_epoch < 2000  # validation on whole episodes, not the horizon
+
+
+@pytest.mark.parametrize(
+    ("env", "steps"), [("metaworld-ml1-reach-v3", 20_000), ("tmaze", 2_000), ("key-door", 30_000)]
+)
+def test_a_short_sized_run_validates_twice_after_learning_starts(env, steps):
+    # Epoch 0's pass is the untrained policy's; a budget too small for many passes still gets two after it
+    # (before: Meta-World at 20k steps validated at epoch 0 only, so "best val" was the untrained policy's).
+    _, sized = _sized({"env": env}, steps)
+    sched = sized.schedule
+    val_epochs = range(0, sched.epochs, sched.val_interval)
+    assert sum(epoch > sched.start_learning_at_epoch for epoch in val_epochs) >= 2, sched

@@ -1,4 +1,4 @@
-"""`amago run --env ID --budget 10m | --steps 200k --dry-run` sizes every installed preset into a valid config.
+"""`amago run --env ID --budget 15m | --steps 200k --dry-run` sizes every installed preset into a valid config.
 
 The list of env ids comes from the installed env suites (every task, or the suite alone when it names none);
 suites whose library is missing here are skipped with the suite's own reason. A real ``--budget`` starts a
@@ -54,7 +54,7 @@ def fake_machine(monkeypatch) -> list[tuple[ExperimentConfig, Costs]]:
     """Stands in for the calibration's measurement; returns each probe config it was given with its costs.
 
     The figures are a fast machine's (0.5 ms per env step with the policy, 1 ms per window step of an update),
-    so that every preset's validation floors fit a 10-minute budget and the bisection sizes a real schedule.
+    so that every preset's validation floors fit a 15-minute budget and the bisection sizes a real schedule.
     """
     seen: list[tuple[ExperimentConfig, Costs]] = []
 
@@ -80,19 +80,36 @@ def _check_sized(env_id: str, flags: list[str]) -> dict[str, Any]:
     config = _config_of(result.stdout)
     ExperimentConfig.model_validate(config)  # what was printed is a config that runs, checks included
     assert config["replay"]["traj_save_len"] >= config["run"]["max_seq_len"]
+    if flags != ["--smoke"]:
+        _check_honest(env_id, config, result.stderr)
     return config
+
+
+def _check_honest(env_id: str, config: dict[str, Any], stderr: str) -> None:
+    """A sized run validates twice after learning starts (epoch 0's pass is the untrained policy's), and a
+    context shorter than the preset's is said in a warning line."""
+    sched = config["schedule"]
+    if sched["val_interval"] and sched["val_timesteps_per_epoch"]:
+        val_epochs = range(0, sched["epochs"], sched["val_interval"])
+        assert sum(epoch > sched["start_learning_at_epoch"] for epoch in val_epochs) >= 2, sched
+    preset = resolve_config([], {"env": env_id}, []).run.max_seq_len
+    if config["run"]["max_seq_len"] < preset:
+        assert "amago: warning: " in stderr, stderr
+        assert str(preset) in stderr, stderr
 
 
 @pytest.mark.slow
 @pytest.mark.parametrize("env_id", EVERY_ENV_ID)
 def test_a_wall_time_budget_sizes_every_preset(env_id, fake_machine):
-    config = _check_sized(env_id, ["--budget", "10m"])
+    # 15 minutes: a sized run validates at epoch 0 and twice after learning starts, each pass at least one whole
+    # episode, and ALE's 21,600-step episodes make that floor alone more than 10 minutes on the fake machine.
+    config = _check_sized(env_id, ["--budget", "15m"])
     [(probe, costs)] = fake_machine
     assert probe.replay.traj_save_len >= probe.run.max_seq_len
     assert probe.run.max_seq_len <= calibrate.PROBE_STEPS_CAP
-    assert 0 < config["schedule"]["max_minutes"] < 10
+    assert 0 < config["schedule"]["max_minutes"] < 15
     sized = ExperimentConfig.model_validate(config)
-    assert 0.5 * 600 * SAFETY <= estimated_seconds(sized, costs) <= 600 * SAFETY  # fits, and uses the budget
+    assert 0.5 * 900 * SAFETY <= estimated_seconds(sized, costs) <= 900 * SAFETY  # fits, and uses the budget
 
 
 @pytest.mark.slow

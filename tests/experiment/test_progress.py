@@ -45,7 +45,7 @@ def test_a_redirected_run_writes_one_plain_line_per_epoch_and_a_full_summary(tin
     assert summary["wall_seconds"] > 0
     assert summary["env_steps_per_second"] > 0
     assert summary["updates_per_second"] > 0
-    assert summary["best_val_epoch"] in (0, 1, 2)
+    assert summary["best_val_epoch"] in (1, 2)  # epoch 0's val is the untrained policy's: never "best"
     assert summary["best_val_return"] is not None
     assert summary["checkpoint"].endswith("policy.safetensors")
     assert os.path.isfile(summary["checkpoint"])
@@ -108,3 +108,16 @@ def test_duration_format():
     assert duration(65) == "01:05"
     assert duration(3725) == "1:02:05"
     assert duration(float("nan")) == "?"
+
+
+def test_the_best_val_return_is_never_the_untrained_policys(tiny_job, run_job):
+    # Validations before the first gradient update (epoch 0's, or every one of a run that never updates) measure
+    # the initial weights: reporting one of them as the run's best would credit training with chance.
+    from amago_core.experiment.progress import final_numbers
+
+    untrained = run_job(tiny_job, train_batches_per_epoch=0)
+    assert untrained.grad_update_counter == 0
+    assert final_numbers(untrained)["best_val_return"] is None
+    tiny_job["run"] = {**tiny_job["run"], "name": "trained"}
+    trained = final_numbers(run_job(tiny_job))
+    assert trained["best_val_epoch"] in (1, 2)

@@ -8,7 +8,8 @@ Sizing keeps what makes the preset *that* preset and shrinks how long it runs:
 - **epochs**: at least :data:`MIN_EPOCHS` (a learning curve, checkpoints, resumable state), steps per epoch
   shrink first;
 - **validation** (the epoch-0 pass included): at most :data:`VAL_SHARE` of the train env steps, at least one
-  whole episode per val env where the suite knows its episode length; fewer passes before shorter ones;
+  whole episode per val env where the suite knows its episode length; fewer passes before shorter ones, but
+  always two after learning starts (epoch 0's is the untrained policy's);
 - **schedules counted in steps** (exploration annealing, lr warm-up, ``start_*_at_epoch``, checkpoints) keep
   their share of the run; each component says which of its own options are counted in env steps
   (:meth:`~amago_core.config.component.ComponentConfig.follow_step_budget`).
@@ -77,7 +78,12 @@ def smoke_env_steps(config: ExperimentConfig, user: Mapping[str, Any]) -> int:
 
 
 def _validation(
-    config: ExperimentConfig, user: Mapping[str, Any], epochs: int, pool_steps: int, smoke: bool
+    config: ExperimentConfig,
+    user: Mapping[str, Any],
+    epochs: int,
+    pool_steps: int,
+    smoke: bool,
+    learning_starts: int,
 ) -> dict[str, Any]:
     sched = config.schedule
     if sched.val_interval is None or sched.val_timesteps_per_epoch == 0:
@@ -96,7 +102,10 @@ def _validation(
     if is_set(user, "schedule", "val_interval"):
         return {"val_timesteps_per_epoch": steps}
     passes = epochs if smoke else max(1, min(MAX_VAL_PASSES, epochs, int(VAL_SHARE * pool_steps) // steps))
-    return {"val_timesteps_per_epoch": steps, "val_interval": max(1, math.ceil(epochs / passes))}
+    interval = max(1, math.ceil(epochs / passes))
+    if not smoke:  # epoch 0's pass is the untrained policy's: two more come after learning starts
+        interval = max(1, min(interval, (epochs - 1 - learning_starts) // 2))
+    return {"val_timesteps_per_epoch": steps, "val_interval": interval}
 
 
 def memory_episode_steps(config: ExperimentConfig) -> int | None:
@@ -190,13 +199,13 @@ def size_schedule(
         paced = min(steps, SMOKE_STEPS_PER_ACTOR // 2) if smoke else steps
         batches = max(1, round(old_batches * paced / old_steps))
     sized["schedule"].update(epochs=epochs, train_timesteps_per_epoch=steps, train_batches_per_epoch=batches)
-    sized["schedule"].update(_validation(config, user, epochs, epochs * steps, smoke))
-
     epoch_ratio = epochs / old_epochs
     for key in ("start_learning_at_epoch", "start_collecting_at_epoch"):
         value = getattr(sched, key)
         if value and not is_set(user, "schedule", key):
             sized["schedule"][key] = min(epochs - 1, round(value * epoch_ratio))
+    learning_starts = sized["schedule"].get("start_learning_at_epoch", sched.start_learning_at_epoch)
+    sized["schedule"].update(_validation(config, user, epochs, epochs * steps, smoke, learning_starts))
     if sched.ckpt_interval and not is_set(user, "schedule", "ckpt_interval"):
         checkpoints = max(1, min(4, old_epochs // sched.ckpt_interval))
         sized["schedule"]["ckpt_interval"] = max(1, math.ceil(epochs / checkpoints))

@@ -47,7 +47,8 @@ class RunReports:
 
     @property
     def best_val(self) -> tuple[float, int] | None:
-        """The best val average return of this session and its epoch (None before any validation)."""
+        """The best val average return of this session and its epoch, among validations after the first gradient
+        update (None before one)."""
         return self._best_val
 
     @property
@@ -93,7 +94,14 @@ class RunReports:
         """An evaluation of ``split`` (``val``, ``test``...) gave ``metrics``: kept, and handed to the hooks."""
         self.keep(metrics, split)
         value, epoch = metrics.get(AVERAGE_RETURN_KEY), self._counters.epoch
-        if split == "val" and value is not None and (self._best_val is None or value > self._best_val[0]):
+        # The untrained policy's return is no result of training: a best val counts after the first update.
+        trained = self._counters.grad_update_counter > 0
+        if (
+            split == "val"
+            and value is not None
+            and trained
+            and (self._best_val is None or value > self._best_val[0])
+        ):
             self._best_val = (float(value), epoch)
         hook_manager().hook.amago_on_evaluation(experiment=self._view, split=split, metrics=metrics)
 

@@ -235,3 +235,20 @@ def memory_cut(config: ExperimentConfig, sized: ExperimentConfig) -> str | None:
         f"sequences cut to {sized.run.max_seq_len} steps, shorter than one {episode}-step episode, so the agent "
         "cannot remember the start of its episode (the memory this task tests)"
     )
+
+
+def context_cut(config: ExperimentConfig, sized: ExperimentConfig) -> str | None:
+    """Any shortening of the policy's context (``run.max_seq_len``) by sizing, in words (None: nothing); the
+    whole-episode memory tasks' stronger reason (:func:`memory_cut`) is :func:`size_run`'s own warning.
+
+    A short budget writes short trajectory files in time (``_data_in_time`` in amago-core's sizing), and the
+    training window cannot exceed a file: Meta-World's 256-step context becomes a few dozen steps under a
+    few-minute budget. Nothing about that is visible in the run, so it is said once, before it starts.
+    """
+    before, after = config.run.max_seq_len, sized.run.max_seq_len
+    if after >= before:
+        return None
+    return (
+        f"the policy's context is cut from {before} to {after} steps (the trajectory files this budget writes in "
+        "time are that short)"
+    )

@@ -119,6 +119,7 @@ def size_run(
     from amago_core.config.sizing import apply_sizing, describe_schedule, size_schedule
     from amago_tools.sizing.budget import (
         SAFETY,
+        context_cut,
         estimated_seconds,
         format_duration,
         format_steps,
@@ -176,6 +177,11 @@ def size_run(
         sys.stderr.write(
             f"amago: warning: {given[0]} {steps or budget} leaves too few steps for whole episodes: {cut}; {fix} keeps "
             "whole episodes (or set -o run.max_seq_len and -o replay.traj_save_len yourself).\n"
+        )
+    elif (shorter := context_cut(config, sized)) is not None:
+        sys.stderr.write(
+            f"amago: warning: with {given[0]} {steps or budget} {shorter}; a larger {given[0]} keeps more (or set "
+            "-o run.max_seq_len and -o replay.traj_save_len yourself).\n"
         )
     return replace(plan, config=sized)
 
