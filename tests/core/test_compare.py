@@ -468,3 +468,93 @@ def test_compare_says_which_tasks_each_group_was_evaluated_on(tmp_path: Path) ->
     assert groups["old"]["tasks"]["val"].startswith("not recorded")
     text = (tmp_path / "out" / "compare.md").read_text()
     assert "- pooled: `val/` on lake seeds 0..199 (the training pool), tasks training draws too" in text
+
+
+@pytest.mark.parametrize("reps", ["100000000", "100001", "5"])
+def test_reps_are_bounded_in_one_line(tmp_path: Path, reps: str) -> None:
+    (tmp_path / "a" / "seed_0").mkdir(parents=True)  # checked before any folder is read or any resample drawn
+    result = runner.invoke(
+        app, ["compare", str(tmp_path / "a"), "--out", str(tmp_path / "out"), "--reps", reps]
+    )
+    assert result.exit_code == 2, result.output
+    (line,) = result.stderr.splitlines()
+    assert line.startswith(f"amago: error: --reps {reps}: bootstrap replications must be 100 to 100,000")
+    assert not (tmp_path / "out").exists()
+
+
+def test_the_help_names_the_bounds_the_command_enforces() -> None:
+    from amago_studies import compare as computation
+    from amago_studies import compare_cmd
+
+    bounds = ("DEFAULT_REPS", "REPS_MIN", "REPS_MAX", "DEFAULT_METRIC")
+    assert [getattr(compare_cmd, name) for name in bounds] == [getattr(computation, name) for name in bounds]
+
+
+def test_a_group_with_no_usable_seed_is_named(tmp_path: Path) -> None:
+    write_group(tmp_path / "a", [1.0, 2.0])
+    write_group(tmp_path / "b", [1.0, 2.0])
+    for seed in (0, 1):  # b's seeds log no val metric at all (a run that crashed before its first evaluation)
+        (tmp_path / "b" / f"seed_{seed}" / "metrics.jsonl").write_text('{"step": 0, "train/Loss": 1.0}\n')
+    result = invoke(str(tmp_path / "a"), str(tmp_path / "b"), "--out", str(tmp_path / "o2"), "--json")
+    assert result.exit_code == 0, result.output
+    assert f"amago: warning: {tmp_path / 'b'}: no seed has {METRIC!r} values, 'b' left out" in result.stderr
+    assert set(json.loads(result.stdout)["table"]) == {"a"}
+
+    for seed, score in enumerate([7.0, 9.0]):  # c: a test score per seed; d: none, its table row would vanish
+        write_run(tmp_path / "c" / f"seed_{seed}", {"CartPole": 1.0}, test=score)
+    write_group(tmp_path / "d", [1.0, 2.0])
+    result = invoke(
+        str(tmp_path / "c"), str(tmp_path / "d"), "--final", "test", "--out", str(tmp_path / "o3"), "--json"
+    )
+    assert result.exit_code == 0, result.output
+    test_key = "test/" + METRIC.removeprefix("val/")
+    named = f"amago: warning: {tmp_path / 'd'}: no seed has a final {test_key!r}, 'd' left out of the tables"
+    assert named in result.stderr
+    assert set(json.loads(result.stdout)["table"]) == {"c"}
+
+
+def test_outputs_go_next_to_the_compared_folders_not_the_shell_folder(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    write_group(tmp_path / "runs" / "a", [1.0, 2.0])
+    write_group(tmp_path / "runs" / "b", [2.0, 3.0])
+    shell = tmp_path / "shell"
+    shell.mkdir()
+    monkeypatch.chdir(shell)
+    result = invoke(str(tmp_path / "runs" / "a"), str(tmp_path / "runs" / "b"))
+    assert result.exit_code == 0, result.output
+    assert list(shell.iterdir()) == []
+    written = tmp_path / "runs" / "compare"
+    assert {path.name for path in written.iterdir()} == {"compare.png", "compare.md", "compare.json"}
+    assert f"{written / 'compare.png'}\n" in result.stdout
+    # Seeds compared one by one: compare/ lands in their group, and is no seed when the group is compared.
+    seeds = [str(tmp_path / "runs" / "a" / f"seed_{seed}") for seed in (0, 1)]
+    assert invoke(*seeds, "--label", "s0", "--label", "s1").exit_code == 0
+    assert (tmp_path / "runs" / "a" / "compare" / "compare.json").is_file()
+    result = invoke(str(tmp_path / "runs" / "a"), "--json")
+    assert result.exit_code == 0, result.output
+    assert result.stderr == ""
+    assert len(json.loads(result.stdout)["groups"][0]["runs"]) == 2
+
+
+def test_outputs_are_never_written_through_a_link(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    write_group(tmp_path / "runs" / "a", [1.0, 2.0])
+    theirs = tmp_path / "theirs"
+    theirs.mkdir()
+    (theirs / "compare.png").write_bytes(b"their figure")
+    (tmp_path / "runs" / "compare").symlink_to(theirs)  # a linked compare/ where amago writes by default
+    monkeypatch.chdir(tmp_path / "runs")
+    result = invoke(str(tmp_path / "runs" / "a"))
+    assert result.exit_code == 2, result.output
+    (line,) = result.stderr.splitlines()
+    assert f"{tmp_path / 'runs' / 'compare'} is a symlink" in line
+    assert {path.name: path.read_bytes() for path in theirs.iterdir()} == {"compare.png": b"their figure"}
+    # A folder named with --out may itself be a link; a file in it may not: nothing is written there.
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / "compare.png").symlink_to(theirs / "compare.png")
+    result = invoke(str(tmp_path / "runs" / "a"), "--out", str(out))
+    assert result.exit_code == 2, result.output
+    assert "compare.png is a symlink" in result.stderr
+    assert sorted(path.name for path in out.iterdir()) == ["compare.png"]
+    assert (theirs / "compare.png").read_bytes() == b"their figure"

@@ -114,7 +114,7 @@ def test_resume_continues_checkpointed_seeds_and_starts_missing_ones(tmp_path, m
     (group.run_dir(1) / "config.resolved.json").write_text("{}")
     seen = {}
 
-    def fake_run_seeds(commands, logs, parallel, on_exit):  # records what would run
+    def fake_run_seeds(commands, logs, parallel, on_exit, **_):  # records what would run
         seen.update(commands=commands, parallel=parallel)
         for seed in commands:
             on_exit(seed, 0)
@@ -252,3 +252,33 @@ def test_allow_traj_pickles_is_passed_to_every_seed_never_read_from_the_group(tm
     group = SeedGroup(tmp_path / "grp")
     assert "--allow-traj-pickles" in seed_command(group, 0, resume=False, allow_traj_pickles=True)
     assert "--allow-traj-pickles" not in seed_command(group, 0, resume=True)
+
+
+@pytest.mark.parametrize("how", ["start", "resume"])
+def test_the_group_lock_is_held_while_its_seeds_run(tmp_path, monkeypatch, how):
+    from amago_core.experiment.run_lock import RunInUseError, acquire
+    from amago_studies.seeds import start_group
+
+    group = SeedGroup(tmp_path / "grp")
+    refused: list[str] = []
+
+    def fake_run_seeds(commands, logs, parallel, on_exit, **_):  # a second driver tries while seeds run
+        with pytest.raises(RunInUseError) as caught:
+            acquire(group.root, "another driver")
+        refused.append(str(caught.value))
+        for seed in commands:
+            on_exit(seed, 0)
+        return dict.fromkeys(commands, 0)
+
+    monkeypatch.setattr(seeds_module, "run_seeds", fake_run_seeds)
+    if how == "start":
+        assert start_group(group, {"run": {}}, [0, 1], 1, ["amago", "run"]) == 0
+    else:
+        group.root.mkdir()
+        group.write_record({"seeds": [0], "command": [], "parallel": 1, "exit_codes": {}})
+        assert resume_group(group, parallel=None) == 0
+    (line,) = refused
+    assert f"pid {os.getpid()}" in line
+    assert "seed group" in line
+    assert not (group.root / ".amago.lock").exists()  # released once the group ended
+    acquire(group.root, "the next driver").release()

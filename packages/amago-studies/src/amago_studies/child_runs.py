@@ -12,9 +12,10 @@ import subprocess
 import sys
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 from amago_core.cli.output import fail
+from amago_core.io import inside, open_append_inside
 
 KEPT_BY_COMMAND = ("run.ckpt_base_dir", "run.name")
 """Folder-owned settings each child's command line sets itself (its folder), never passed on with ``-o``."""
@@ -90,11 +91,35 @@ def child_run_command(
     return command
 
 
-def start_child(command: Sequence[str], log: Path) -> subprocess.Popen[bytes]:
-    """Starts ``command`` with stdout and stderr appended to ``log`` (unbuffered, so the log shows how far it got)."""
+def open_log(log: Path, root: Path) -> IO[str]:
+    """Opens a child's log for appending through the path gate: ``log`` must stay in ``root`` through no
+    symlink, and must not be hard-linked (:func:`amago_core.io.open_append_inside`); its folder is created.
+
+    A group or sweep folder may come from anyone: a log planted as a link to someone else's file would
+    otherwise have a child's output appended to that file.
+
+    Raises:
+        amago_core.io.UnsafePathError: one line naming the link (nothing is created or written).
+    """
+    inside(root, log)  # before the log's folder is made: that folder may be the link
     log.parent.mkdir(parents=True, exist_ok=True)
+    return open_append_inside(root, log)
+
+
+def start_child(command: Sequence[str], log: Path, *, root: Path | None = None) -> subprocess.Popen[bytes]:
+    """Starts ``command`` with stdout and stderr appended to ``log`` (unbuffered, so the log shows how far it got).
+
+    Args:
+        command: the child's command line.
+        log: its log file, opened with :func:`open_log`.
+        root: the group or sweep folder the log must stay in; None: the log's own folder (then the log itself
+            is checked, not the folders above it).
+
+    Raises:
+        amago_core.io.UnsafePathError: the log is a link or leaves ``root`` (the child is not started).
+    """
     environment = {**os.environ, "PYTHONUNBUFFERED": "1"}
-    with log.open("ab") as handle:
+    with open_log(log, log.parent if root is None else root) as handle:
         return subprocess.Popen(
             list(command), stdin=subprocess.DEVNULL, stdout=handle, stderr=subprocess.STDOUT, env=environment
         )

@@ -37,7 +37,7 @@ def amago_run_options() -> Sequence[RunOption]:
                     "--seeds",
                     help="Run the same config under several seeds into runs/NAME/seed_K/: a count (5: seeds "
                     "0..4, or --seed B..B+4) or a list (1,4,9). `--resume runs/NAME` finishes the seeds that did "
-                    "not finish.",
+                    "not finish; one process drives a group at a time, and its seed_K/ must be real folders.",
                 ),
             ],
         ),

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import json
 import math
+import os
 import re
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
@@ -32,7 +33,7 @@ import numpy as np
 
 from amago_core.config.task_split import task_split_of
 from amago_core.experiment.metrics import AVERAGE_RETURN_KEY, WALL_TIME_KEY
-from amago_core.io import atomic_write, atomic_write_json, atomic_write_text
+from amago_core.io import atomic_write, atomic_write_json, atomic_write_text, inside
 from amago_core.optional import require
 from amago_studies import SEED_GROUP_RECORD, STUDIES, SWEEP_RECORD
 from amago_tools.plotting import FRAMES, GRADIENT_STEPS, PLOT_EXTRA_OF, PLOTTING, readable_axes
@@ -62,6 +63,17 @@ CURVE_BOOTSTRAP = 2_000
 """Resamples of seeds for a curve's band (numpy; the band is a picture, the table is rliable's)."""
 DEFAULT_REPS = 2_000
 """rliable's bootstrap replications: its paper uses 50 000, which takes about 30 s per group here."""
+REPS_MIN = 100
+"""Fewer replications than this give intervals that change from one ``--seed`` to the next."""
+REPS_MAX = 100_000
+"""The most bootstrap replications ``--reps`` takes: twice the rliable paper's 50 000, about a minute per group
+here and more for each pair of groups (probability of improvement); more would add minutes to hours and
+gigabytes of resamples for digits that no longer change. A larger value is refused in one line."""
+OUT_FOLDER = "compare"
+"""The folder ``amago compare`` writes into, without ``--out``: next to the compared folders (see
+:func:`default_out`)."""
+OUTPUT_FILE = "compare.json"
+"""What marks a folder as ``amago compare``'s output (so that a later comparison of its parent skips it)."""
 CONFIDENCE = 0.95
 
 
@@ -165,8 +177,12 @@ def load_group(folder: Path, label: str, warn: Callable[[str], None]) -> Group |
         paths = [folder]
     elif folder.is_dir():
         # A folder `amago run --seeds` made holds its logs beside the seeds: only seed_<k>/ are runs there.
+        # A folder of runs may also hold an earlier comparison's output (compare/): no run either.
         pattern = "seed_*" if (folder / SEED_GROUP_RECORD).is_file() else "*"
-        paths = sorted((p for p in folder.glob(pattern) if p.is_dir()), key=lambda p: _natural(p.name))
+        paths = sorted(
+            (p for p in folder.glob(pattern) if p.is_dir() and not (p / OUTPUT_FILE).is_file()),
+            key=lambda p: _natural(p.name),
+        )
     else:
         warn(f"{folder}: no such folder; pass run folders or folders of seeds (seed_*/metrics.jsonl)")
         return None
@@ -515,6 +531,7 @@ def compare(
     if final not in FINAL_CHOICES:
         msg = f"--final {final!r} is not one of {', '.join(FINAL_CHOICES)}"
         raise CompareError(msg)
+    check_reps(reps)
     names = labels or [Path(folder).resolve().name for folder in folders]
     if len(names) != len(folders):
         msg = f"{len(names)} --label for {len(folders)} folders: give one label per folder, in their order"
@@ -533,6 +550,7 @@ def compare(
             if not run.values(metric):
                 note(f"{run.path}: no {metric!r} values, left out of {label!r} (see --metric)")
         if not with_metric:
+            note(f"{group.path}: no seed has {metric!r} values, {label!r} left out (see --metric)")
             continue
         group.runs = with_metric
         if groups and group.runs[0].env_names() != groups[0].runs[0].env_names():
@@ -557,6 +575,10 @@ def compare(
                 note(f"{run.path}: no {key!r} values, its final score is left out (see --final)")
                 continue
             kept.append(score)
+        if not kept:
+            note(
+                f"{group.path}: no seed has a final {key!r}, {group.label!r} left out of the tables (see --final)"
+            )
         scores[group.label] = kept
     scored = {label: np.array(values)[:, None] for label, values in scores.items() if values}
     if not scored:
@@ -635,6 +657,20 @@ def compare(
             for group in groups
         },
     )
+
+
+def check_reps(reps: int) -> None:
+    """Refuses a ``--reps`` outside :data:`REPS_MIN` .. :data:`REPS_MAX` in one line.
+
+    Raises:
+        CompareError: the value, the bounds and what they mean.
+    """
+    if not REPS_MIN <= reps <= REPS_MAX:
+        msg = (
+            f"--reps {reps}: bootstrap replications must be {REPS_MIN:,} to {REPS_MAX:,} (the rliable paper "
+            f"uses 50,000; {DEFAULT_REPS:,} by default); more take minutes to hours for digits that no longer change"
+        )
+        raise CompareError(msg)
 
 
 def _section(key: str) -> str:
@@ -768,8 +804,9 @@ def _pyplot() -> Any:
     return require("matplotlib.pyplot", "plot", PLOTTING, PLOT_EXTRA_OF)
 
 
-def draw(result: Comparison, path: Path) -> None:
-    """``compare.png``: each group's mean curve over seeds with its 95 % bootstrap band."""
+def draw(result: Comparison, path: Path, *, root: Path | None = None) -> None:
+    """``compare.png``: each group's mean curve over seeds with its 95 % bootstrap band (``root``: as in
+    :func:`amago_core.io.atomic_write`)."""
     plt = _pyplot()
     fig, ax = plt.subplots(figsize=(7, 4.5))
     for group in result.groups:
@@ -795,12 +832,13 @@ def draw(result: Comparison, path: Path) -> None:
     if result.curves:
         ax.legend(fontsize=7)
     fig.tight_layout()
-    atomic_write(path, lambda tmp: fig.savefig(tmp, dpi=120, format="png"))
+    atomic_write(path, lambda tmp: fig.savefig(tmp, dpi=120, format="png"), root=root)
     plt.close(fig)
 
 
-def draw_attempts(result: Comparison, path: Path) -> None:
-    """``compare_attempts.png``: per per-attempt series, each group's final mean per attempt with its band."""
+def draw_attempts(result: Comparison, path: Path, *, root: Path | None = None) -> None:
+    """``compare_attempts.png``: per per-attempt series, each group's final mean per attempt with its band
+    (``root``: as in :func:`amago_core.io.atomic_write`)."""
     plt = _pyplot()
     series = list(result.attempts.items())
     fig, axes = plt.subplots(1, len(series), figsize=(6 * len(series), 4.2), squeeze=False)
@@ -816,24 +854,49 @@ def draw_attempts(result: Comparison, path: Path) -> None:
         ax.set_title(f"final {name}, mean over seeds, 95 % bootstrap band", fontsize=9)
         ax.legend(fontsize=7)
     fig.tight_layout()
-    atomic_write(path, lambda tmp: fig.savefig(tmp, dpi=120, format="png"))
+    atomic_write(path, lambda tmp: fig.savefig(tmp, dpi=120, format="png"), root=root)
     plt.close(fig)
 
 
-def write_outputs(result: Comparison, out: Path) -> list[Path]:
+def default_out(folders: Iterable[str | Path]) -> Path:
+    """Where ``amago compare`` writes without ``--out``: ``compare/`` in the folder that holds the compared
+    folders (their common parent, by name: ``runs/compare/`` for ``runs/a runs/b``), never the shell's current
+    folder."""
+    parents = [os.path.dirname(os.path.abspath(folder)) for folder in folders]
+    return Path(os.path.commonpath(parents)) / OUT_FOLDER
+
+
+def write_outputs(result: Comparison, out: Path, *, root: Path | None = None) -> list[Path]:
     """Writes ``compare.png``, ``compare.md``, ``compare.json`` and, when the runs log per-attempt metrics,
-    ``compare_attempts.png`` into ``out``; returns their paths."""
+    ``compare_attempts.png`` into ``out``; returns their paths.
+
+    Every file goes through the path gate (:func:`amago_core.io.inside`): none is written or removed through a
+    symlink, or outside ``root``. All four are checked before anything is written.
+
+    Args:
+        result: the comparison.
+        out: the folder of the outputs.
+        root: the folder they must stay in: the folder ``out`` is in when amago chose it (:func:`default_out`,
+            so that a linked ``compare/`` is refused); None: ``out`` itself (a folder the user named may be a
+            link, the files in it may not).
+
+    Raises:
+        amago_core.io.UnsafePathError: an output (or ``compare/``) is a symlink; nothing is written.
+    """
     out = Path(out)
-    out.mkdir(parents=True, exist_ok=True)
-    png, md, js = out / "compare.png", out / "compare.md", out / "compare.json"
+    root = out if root is None else Path(root)
+    png, md, js = out / "compare.png", out / "compare.md", out / OUTPUT_FILE
     attempts_png = out / "compare_attempts.png"
-    draw(result, png)
+    for path in (png, attempts_png, md, js):
+        inside(root, path)
+    out.mkdir(parents=True, exist_ok=True)
+    draw(result, png, root=root)
     written = [png]
     if result.attempts:
-        draw_attempts(result, attempts_png)
+        draw_attempts(result, attempts_png, root=root)
         written.append(attempts_png)
     else:
         attempts_png.unlink(missing_ok=True)  # an earlier comparison's, which these groups would seem to have
-    atomic_write_text(md, markdown(result))
-    atomic_write_json(js, result.as_json())
+    atomic_write_text(md, markdown(result), root=root)
+    atomic_write_json(js, result.as_json(), root=root)
     return [*written, md, js]

@@ -5,15 +5,20 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from amago_core.cli.errors import DebugFlag, debugging, one_line_errors
 from amago_core.cli.output import print_json
 
+if TYPE_CHECKING:
+    from amago_studies.compare import Comparison
+
 DEFAULT_METRIC = "val/Average Total Return (Across All Env Names)"
 """As ``amago_studies.compare.DEFAULT_METRIC`` (repeated: that module imports numpy)."""
+DEFAULT_REPS, REPS_MIN, REPS_MAX = 2_000, 100, 100_000
+"""As ``amago_studies.compare``'s constants of the same names (repeated for the help text: numpy again)."""
 
 
 def compare_command(
@@ -50,21 +55,29 @@ def compare_command(
         typer.Option("--target", help="The score that counts as solved; the optimality gap needs it."),
     ] = None,
     reps: Annotated[
-        int, typer.Option("--reps", min=100, help="Bootstrap replications (rliable's paper: 50000).")
-    ] = 2000,
+        int,
+        typer.Option(
+            "--reps",
+            help=f"Bootstrap replications, {REPS_MIN:,} to {REPS_MAX:,} (rliable's paper: 50,000; about 30 s "
+            "per group).",
+        ),
+    ] = DEFAULT_REPS,
     seed: Annotated[int, typer.Option("--seed", help="The bootstraps' random seed.")] = 0,
     out: Annotated[
-        Path,
+        Path | None,
         typer.Option(
-            "--out", help="Where compare.png, compare.md and compare.json (and compare_attempts.png) go."
+            "--out",
+            help="Where compare.png, compare.md and compare.json (and compare_attempts.png) go (default: "
+            "compare/ next to the compared folders, in their common parent: runs/compare/ for runs/a runs/b). "
+            "No file is written through a symlink.",
         ),
-    ] = Path("compare"),
+    ] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print compare.json on stdout.")] = False,
     debug: DebugFlag = False,
 ) -> None:
     """Compare groups of seeds: mean curves with 95 % bootstrap bands, and rliable's IQM, mean, median, optimality gap (with --target) and probability of improvement of the final scores, with intervals.
 
-    Multi-task runs add a table with the env names as tasks and one per env; meta-RL suites that log a metric per attempt add its final mean per attempt (compare_attempts.png). A seed folder without metrics, a group evaluated on other envs than the first, or (for --x minutes) a run without wall time is left out with one line on stderr. Needs rliable: pip install 'amago-core\\[compare]'.
+    Multi-task runs add a table with the env names as tasks and one per env; meta-RL suites that log a metric per attempt add its final mean per attempt (compare_attempts.png). A seed folder without metrics, a group evaluated on other envs than the first, a group none of whose seeds is usable, or (for --x minutes) a run without wall time is left out with one line on stderr. The outputs go to compare/ next to the compared folders unless --out says otherwise. Needs rliable: pip install 'amago-studies\\[compare]'.
     """
     from amago_studies.compare import compare, markdown, write_outputs
 
@@ -84,10 +97,19 @@ def compare_command(
             seed=seed,
             warn=warn,
         )
-        written = write_outputs(result, out)
+        # Without --out amago chooses compare/ itself, so compare/ must be a real folder too (not a link).
+        written = write_outputs(result, out) if out is not None else _write_next_to(result, folders)
     if as_json:
         print_json(result.as_json())
         return
     sys.stdout.write(markdown(result).split("\n## ", 1)[0].rstrip() + "\n\n")
     for path in written:
         sys.stdout.write(f"{path}\n")
+
+
+def _write_next_to(result: Comparison, folders: list[Path]) -> list[Path]:
+    """The outputs in ``compare/`` next to the compared folders (:func:`amago_studies.compare.default_out`)."""
+    from amago_studies.compare import default_out, write_outputs
+
+    out = default_out(folders)
+    return write_outputs(result, out, root=out.parent)

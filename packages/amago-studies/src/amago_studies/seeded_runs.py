@@ -1,10 +1,13 @@
 """``amago run --seeds`` and ``--resume GROUP``: the run hooks that turn one ``amago run`` into a seed group.
 
-The group itself (its folder, record and child processes) is :mod:`amago_studies.seeds`.
+The group itself (its folder, record, lock and child processes) is :mod:`amago_studies.seeds`. Whatever stops a
+group from starting or resuming (another driver holds it, a seed folder is a link, a broken record) is one line
+(``--debug``: the traceback).
 """
 
 from __future__ import annotations
 
+from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import Any
 
@@ -72,18 +75,16 @@ def run_seeds(request: RunRequest) -> int | None:
             exact_floats=True,
         )
         return 0
-    if group.root.exists() and any(group.root.iterdir()):
-        fail(
-            f"{group.root} already exists: `amago run --resume {group.root}` finishes its seeds, or pass "
-            "another --name"
-        )
     allow = traj_pickles_allowed(plan, bool(options.get("allow_traj_pickles")))
     command = ["amago", *request.argv]
-    return start_group(group, config, seed_list, parallel, command, allow_traj_pickles=allow)
+    with _one_line(options):  # a folder in use or already used: one line
+        return start_group(group, config, seed_list, parallel, command, allow_traj_pickles=allow)
 
 
 def _resume_group(folder: Path, options: Any) -> int:
-    """``--resume GROUP``: finishes the group's seeds that did not exit 0 (only --parallel may change)."""
+    """``--resume GROUP``: finishes the group's seeds that did not exit 0 (only --parallel may change), holding the
+    group's lock; a refused group (in use, a linked or file ``seed_K``, a linked log, a broken record) is one
+    line."""
     from amago_studies.child_runs import connect_overrides_only
     from amago_studies.seeds import SeedGroup, resume_group
 
@@ -97,12 +98,22 @@ def _resume_group(folder: Path, options: Any) -> int:
             f"{folder} is a seed group: it resumes with the config and seeds it started with; drop "
             f"{', '.join(given)} (only --parallel may change)"
         )
-    return resume_group(
-        SeedGroup(folder),
-        options.get("parallel"),
-        connect_overrides_only(folder, options.get("override") or [], "a seed group"),
-        allow_traj_pickles=bool(options.get("allow_traj_pickles")),
-    )
+    overrides = connect_overrides_only(folder, options.get("override") or [], "a seed group")
+    with _one_line(options):  # another driver, a linked seed folder or log, a broken record: one line
+        return resume_group(
+            SeedGroup(folder),
+            options.get("parallel"),
+            overrides,
+            allow_traj_pickles=bool(options.get("allow_traj_pickles")),
+        )
+
+
+def _one_line(options: Any) -> AbstractContextManager[None]:
+    """Turns an error of the group's driver into one line and exit 2, as ``amago run`` does (``--debug``: the
+    traceback); the seeds' own failures are lines of their own (see :func:`amago_studies.seeds.run_seeds`)."""
+    from amago_core.cli.errors import debugging, one_line_errors
+
+    return one_line_errors(debugging(bool(options.get("debug"))), usage=True)
 
 
 def _seeds(options: Any) -> list[int]:

@@ -5,6 +5,13 @@ seed's stdout and stderr (``logs/seed_<k>.log``), the config every seed runs (:d
 group record (:data:`GROUP_RECORD_NAME`: the seeds, the command, each finished seed's exit code).
 ``amago run --resume GROUP`` reads the record and finishes the seeds that did not exit 0.
 
+A group folder is data, as a run folder is: it may come from anyone. So the process that drives a group holds
+its lock (:func:`held`, the run lock of :mod:`amago_core.experiment.run_lock` on the group folder) while it
+runs or resumes it; each seed is one of the group's own folders, never a link or a file
+(:meth:`SeedGroup.member`); the logs, record and summary are written through the path gate of
+:mod:`amago_core.io`; and the record's seeds are whole numbers, so no path in the record or the summary ever
+decides where a seed writes.
+
 Each seed is a separate ``python -m amago_core.cli.app run`` process so that a seed that crashes (or runs out of
 memory) takes no other seed with it. torch is never imported here.
 """
@@ -12,19 +19,21 @@ memory) takes no other seed with it. torch is never imported here.
 from __future__ import annotations
 
 import json
+import os
 import signal
 import subprocess
 import sys
 import threading
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from amago_core.io import atomic_write_json
+from amago_core.io import atomic_write_json, member_folder
 from amago_studies import SEED_GROUP_RECORD
-from amago_studies.child_runs import child_run_command, connect_overrides, last_line, start_child
+from amago_studies.child_runs import child_run_command, connect_overrides, last_line, open_log, start_child
 
 GROUP_RECORD_NAME = SEED_GROUP_RECORD
 """The group record: what ``--resume`` on a group folder reads."""
@@ -36,9 +45,18 @@ may come from anyone, so where a seed writes and what it connects to (wandb, Ray
 the command that starts or resumes the group, never from this file."""
 SEEDS_MAX = 1000
 """More seeds than this in one command is almost surely a typo (``--seeds 10000`` for ``--seeds 10,000``)."""
+GROUP_LOCK_ROLE = "seed group"
+"""What the group's lock records as its holder's role (a refused second driver names it)."""
+START_FAILED = 1
+"""The exit code recorded for a seed whose process could not start (its log refused by the path gate), so that
+``--resume`` retries it."""
 _RETURN_KEY = (
     "Average Total Return (Across All Env Names)"  # amago_core.experiment.metrics.AVERAGE_RETURN_KEY
 )
+
+
+class GroupError(ValueError):
+    """A seed group that cannot start or resume as asked; the message (one line) says what to do instead."""
 
 
 def parse_seeds(text: str, base: int = 0) -> list[int]:
@@ -73,7 +91,16 @@ class SeedGroup:
     root: Path
 
     def run_dir(self, seed: int) -> Path:
+        """The seed's run folder by name (unchecked: to show or read; :meth:`member` before a seed runs)."""
         return self.root / f"seed_{seed}"
+
+    def member(self, seed: int) -> Path:
+        """The seed's run folder once checked to be the group's own: not a symlink, not a file.
+
+        Raises:
+            amago_core.io.UnsafePathError: one line naming the link or the file.
+        """
+        return member_folder(self.root, f"seed_{seed}")
 
     def log(self, seed: int) -> Path:
         return self.root / "logs" / f"seed_{seed}.log"
@@ -92,13 +119,91 @@ class SeedGroup:
         return self.root / GROUP_CONFIG_NAME
 
     def read_record(self) -> dict[str, Any]:
-        return json.loads(self.record.read_text())
+        """The group record, checked to hold what ``amago run --seeds`` writes (:func:`checked_record`).
+
+        Raises:
+            GroupError: it cannot be read, is not JSON (or nests too deep), or holds something else.
+        """
+        try:
+            data = json.loads(self.record.read_text(encoding="utf-8"))
+        except (OSError, ValueError, RecursionError) as exc:
+            reason = type(exc).__name__ if isinstance(exc, RecursionError) else " ".join(str(exc).split())
+            msg = (
+                f"{self.record} cannot be read as a seed group record ({reason}): restore it from a copy, or "
+                "start a new group with `amago run --seeds`"
+            )
+            raise GroupError(msg) from None
+        return checked_record(data, self.record)
 
     def write_record(self, record: Mapping[str, Any]) -> None:
-        # Written whole and renamed, so a driver stopped mid-write leaves the previous record, not half of one.
-        temporary = self.record.with_suffix(".json.tmp")
-        temporary.write_text(json.dumps(record, indent=2) + "\n")
-        temporary.replace(self.record)
+        """Writes the record whole and renames it into place (a driver stopped mid-write leaves the previous
+        one), through the path gate: never through a link, never outside the group."""
+        atomic_write_json(self.record, record, root=self.root)
+
+
+def checked_record(data: Any, path: Path) -> dict[str, Any]:
+    """``data`` once it holds what ``amago run --seeds`` writes: seeds that are distinct whole numbers >= 0 (a
+    seed names its folder ``seed_<k>``: no text of the record becomes a path), a ``parallel`` count and exit
+    codes of listed seeds.
+
+    Raises:
+        GroupError: one line naming what is wrong with the record at ``path``.
+    """
+    problem = _record_problem(data)
+    if problem is not None:
+        msg = (
+            f"{path} is not a seed group record as `amago run --seeds` writes it ({problem}): restore it from a "
+            "copy, or start a new group with `amago run --seeds`"
+        )
+        raise GroupError(msg)
+    return {**data, "parallel": data.get("parallel", 1), "exit_codes": dict(data.get("exit_codes", {}))}
+
+
+def _whole(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _record_problem(data: Any) -> str | None:
+    """What is wrong with a group record, or None."""
+    if not isinstance(data, dict):
+        return "not a JSON object"
+    seeds = data.get("seeds")
+    if not isinstance(seeds, list) or not 1 <= len(seeds) <= SEEDS_MAX:
+        return f"'seeds' must list 1 to {SEEDS_MAX} seeds"
+    if not all(_whole(seed) and seed >= 0 for seed in seeds):
+        return "every seed must be a whole number >= 0"
+    if len(set(seeds)) != len(seeds):
+        return "a seed is listed twice"
+    parallel = data.get("parallel", 1)
+    if not _whole(parallel) or parallel < 1:
+        return "'parallel' must be a whole number >= 1"
+    codes = data.get("exit_codes", {})
+    listed = {str(seed) for seed in seeds}
+    if not isinstance(codes, dict) or not all(key in listed and _whole(code) for key, code in codes.items()):
+        return "'exit_codes' must map listed seeds to whole-number exit codes"
+    return None
+
+
+@contextmanager
+def held(group: SeedGroup) -> Iterator[None]:
+    """Holds the group's lock (``.amago.lock`` in the group folder, as a run holds its own) while the group
+    starts or resumes, so that two drivers never run the same seeds. Each seed's process locks its own
+    ``seed_<k>/`` besides.
+
+    Raises:
+        amago_core.experiment.run_lock.RunInUseError: another process drives the group (one line naming its pid,
+            host and role).
+        amago_core.io.UnsafePathError: the lock file is a link.
+    """
+    from amago_core.experiment import run_lock
+
+    group.root.mkdir(parents=True, exist_ok=True)
+    lock = run_lock.acquire(group.root, GROUP_LOCK_ROLE)
+    try:
+        yield
+    finally:
+        if lock is not None:
+            lock.release()
 
 
 def is_group(folder: Path) -> bool:
@@ -136,13 +241,21 @@ def run_seeds(
     parallel: int,
     on_exit: Callable[[int, int], None] = lambda seed, code: None,
     poll_seconds: float = 0.2,
+    *,
+    root: Path | None = None,
 ) -> dict[int, int]:
     """Runs one process per seed, ``parallel`` at a time, each writing stdout and stderr to its log.
 
     A seed that fails does not stop the others: its one line (seed, exit code, the log's last line) goes to
-    stderr and the next seed starts. ``on_exit(seed, code)`` runs in this process as each one ends (the driver
-    records it there). On Ctrl-C the running seeds (which got the same Ctrl-C from the terminal) are waited for,
-    so that each saves its checkpoint, and KeyboardInterrupt is raised again.
+    stderr and the next seed starts; so does a seed whose log the path gate refuses (it is not started, and is
+    recorded with :data:`START_FAILED`). ``on_exit(seed, code)`` runs in this process as each one ends (the
+    driver records it there). On Ctrl-C the running seeds (which got the same Ctrl-C from the terminal) are
+    waited for, so that each saves its checkpoint, and KeyboardInterrupt is raised again; on any other error
+    here they are stopped the clean way (SIGTERM) and waited for before it is raised.
+
+    Args:
+        root: the group folder every log must stay in (see :func:`~amago_studies.child_runs.open_log`); None:
+            each log's own folder.
 
     Returns:
         Each seed's exit code.
@@ -151,9 +264,11 @@ def run_seeds(
     running: dict[int, subprocess.Popen[bytes]] = {}
     codes: dict[int, int] = {}
 
-    def finish(seed: int, code: int) -> None:
+    def finish(seed: int, code: int, why: str | None = None) -> None:
         codes[seed] = code
-        if code != 0:
+        if why is not None:
+            sys.stderr.write(f"amago: seed {seed} could not start: {why}\n")
+        elif code != 0:
             sys.stderr.write(f"amago: seed {seed} failed (exit {code}): {last_line(logs[seed])}\n")
         else:
             sys.stderr.write(f"amago: seed {seed} finished ({len(codes)}/{len(commands)})\n")
@@ -170,7 +285,10 @@ def run_seeds(
         while pending or running:
             while pending and len(running) < parallel:
                 seed = pending.pop(0)
-                running[seed] = start_child(commands[seed], logs[seed])
+                try:
+                    running[seed] = start_child(commands[seed], logs[seed], root=root)
+                except OSError as exc:  # the path gate refused its log: the other seeds go on
+                    finish(seed, START_FAILED, str(exc))
             for seed, process in list(running.items()):
                 code = process.poll()
                 if code is not None:
@@ -181,6 +299,13 @@ def run_seeds(
     except KeyboardInterrupt:
         for seed, process in running.items():
             finish(seed, process.wait())
+        raise
+    except Exception:
+        # No seed left running unwatched: each saves its checkpoint and exits, `--resume` continues it.
+        for process in running.values():
+            process.send_signal(signal.SIGTERM)
+        for process in running.values():
+            process.wait()
         raise
     finally:
         if previous is not None:
@@ -222,12 +347,45 @@ def start_group(
     *,
     allow_traj_pickles: bool = False,
 ) -> int:
-    """Writes the group folder (config and record) and runs every seed from the start. Returns the exit code."""
+    """Writes the group folder (config and record) and runs every seed from the start, holding the group's lock
+    (:func:`held`). Returns the exit code.
+
+    Raises:
+        GroupError: the folder already holds something (one line: resume it, or pass another name).
+        amago_core.experiment.run_lock.RunInUseError: another process drives a group in this folder.
+        amago_core.io.UnsafePathError: a file of the group would be written through a link.
+    """
+    with held(group):
+        _refuse_a_used_folder(group)
+        return _start_locked(group, config, seeds, parallel, command, allow_traj_pickles=allow_traj_pickles)
+
+
+def _refuse_a_used_folder(group: SeedGroup) -> None:
+    """A fresh group starts only in an empty folder (its own lock file aside), so that it never mixes in."""
+    from amago_core.experiment.run_lock import LOCK_FILE
+
+    if any(name != LOCK_FILE for name in os.listdir(group.root)):
+        msg = (
+            f"{group.root} already exists: `amago run --resume {group.root}` finishes its seeds, or pass "
+            "another --name"
+        )
+        raise GroupError(msg)
+
+
+def _start_locked(
+    group: SeedGroup,
+    config: Mapping[str, Any],
+    seeds: Sequence[int],
+    parallel: int,
+    command: Sequence[str],
+    *,
+    allow_traj_pickles: bool,
+) -> int:
     from amago_core.config.sources import PROVENANCE_KEY
 
-    group.root.mkdir(parents=True, exist_ok=True)
+    logs = _open_logs(group, seeds)
     record_config = {**config, PROVENANCE_KEY: {"written_by": "amago run --seeds"}}
-    group.config.write_text(json.dumps(record_config, indent=2) + "\n")
+    atomic_write_json(group.config, record_config, root=group.root)
     overrides = connect_overrides(config)
     record = {
         "seeds": list(seeds),
@@ -243,7 +401,7 @@ def start_group(
         )
         for seed in seeds
     }
-    return _drive(group, record, commands, parallel)
+    return _drive(group, record, commands, logs, parallel)
 
 
 def resume_group(
@@ -251,31 +409,66 @@ def resume_group(
 ) -> int:
     """Finishes a group: the seeds that did not exit 0 continue from their checkpoint, or start if they have
     no run folder yet. ``overrides`` (``-o`` items of folder-owned settings: wandb, Ray, the buffer's place)
-    go to every seed, since the group folder never chooses them. Returns the exit code."""
+    go to every seed, since the group folder never chooses them. Returns the exit code.
+
+    The group's lock is held throughout (:func:`held`), and every seed of the record, finished ones too (the
+    summary reads them), must be one of the group's own folders before any seed starts.
+
+    Raises:
+        GroupError: the record cannot be read or holds something other than ``amago run --seeds`` writes.
+        amago_core.experiment.run_lock.RunInUseError: another process drives the group.
+        amago_core.io.UnsafePathError: a seed's folder is a link or a file, or a log or record is a link.
+    """
+    with held(group):
+        return _resume_locked(group, parallel, overrides, allow_traj_pickles=allow_traj_pickles)
+
+
+def _resume_locked(
+    group: SeedGroup, parallel: int | None, overrides: Sequence[str], *, allow_traj_pickles: bool
+) -> int:
     from amago_core.config.sources import RUN_RECORD_NAME
 
     record = group.read_record()
+    members = {seed: group.member(seed) for seed in record["seeds"]}
     done = {int(seed) for seed, code in record.get("exit_codes", {}).items() if code == 0}
     commands = {
         seed: seed_command(
             group,
             seed,
-            resume=(group.run_dir(seed) / RUN_RECORD_NAME).is_file(),
+            resume=(members[seed] / RUN_RECORD_NAME).is_file(),
             overrides=overrides,
             allow_traj_pickles=allow_traj_pickles,
         )
         for seed in record["seeds"]
         if seed not in done
     }
+    logs = _open_logs(group, commands)
     if not commands:
         sys.stderr.write(f"amago: every seed of {group.root} has finished; nothing to resume.\n")
     else:
         sys.stderr.write(f"amago: resuming seeds {', '.join(map(str, commands))} of {group.root}\n")
-    return _drive(group, record, commands, parallel or int(record.get("parallel", 1)))
+    return _drive(group, record, commands, logs, parallel or record["parallel"])
+
+
+def _open_logs(group: SeedGroup, seeds: Iterable[int]) -> dict[int, Path]:
+    """The seeds' logs, each opened once (created) through the path gate before anything of the group is
+    written or started, so that a planted link stops the group in one line rather than halfway.
+
+    Raises:
+        amago_core.io.UnsafePathError: a log, or ``logs/``, is a link; or a log is hard-linked.
+    """
+    logs = {seed: group.log(seed) for seed in seeds}
+    for log in logs.values():
+        open_log(log, group.root).close()
+    return logs
 
 
 def _drive(
-    group: SeedGroup, record: dict[str, Any], commands: Mapping[int, Sequence[str]], parallel: int
+    group: SeedGroup,
+    record: dict[str, Any],
+    commands: Mapping[int, Sequence[str]],
+    logs: Mapping[int, Path],
+    parallel: int,
 ) -> int:
     from amago_core.cli.output import print_json
 
@@ -284,12 +477,12 @@ def _drive(
         group.write_record(record)
 
     try:
-        run_seeds(commands, {seed: group.log(seed) for seed in commands}, parallel, on_exit)
+        run_seeds(commands, logs, parallel, on_exit, root=group.root)
     except KeyboardInterrupt:
         sys.stderr.write(f"amago: stopped; `amago run --resume {group.root}` finishes the other seeds.\n")
         return 130
     summary = group_summary(group, record)
-    atomic_write_json(group.summary, summary)  # what `amago compare` and scripts read after the group ends
+    atomic_write_json(group.summary, summary, root=group.root)  # what `amago compare` and scripts read
     print_json(summary)
     if summary["failed"]:
         sys.stderr.write(
