@@ -23,6 +23,7 @@ from typer.testing import CliRunner
 optuna = pytest.importorskip("optuna")
 
 from amago_core.cli.app import app  # noqa: E402
+from amago_core.io import UnsafePathError  # noqa: E402
 from amago_studies import sweep as sweep_module  # noqa: E402
 from amago_studies.sweep import (  # noqa: E402
     SweepDriver,
@@ -98,6 +99,14 @@ def test_space_file_becomes_optuna_distributions(tmp_path):
         ("optim learning_rate", [1, 2], "dotted config key"),
         ("optim.learning_rate", 3e-4, "neither a list"),
         ("optim.learning_rate", {"log_uniform": [1e-5, 1e-3], "step": 1e-5}, "no step"),
+        # Ranges and values no config can hold: every trial would fail with an OverflowError.
+        ("traj_encoder.n_layers", {"int": [1, 1e30]}, "overflows a 64-bit integer"),
+        ("traj_encoder.n_layers", {"int": [1, 2**70]}, "fit a 64-bit integer"),
+        ("agent.tau", {"uniform": [-1e308, 1e308]}, "too wide"),
+        ("optim.learning_rate", [1e-4, float("inf")], "not finite"),
+        ("traj_encoder.n_layers", [1, 2**64], "not finite or does not fit a 64-bit integer"),
+        ("agent.tau", {"uniform": [0, 1], "step": float("nan")}, "finite number"),
+        ("traj_encoder.n_layers", {"int": [1, 9], "step": 0.5}, "whole step"),
     ],
 )
 def test_a_bad_space_entry_is_one_line_naming_the_key(key, value, words):
@@ -166,7 +175,9 @@ value = {{1e-3: 1.0, 5e-4: 0.5, 1e-4: 0.1}}[lr]
 epochs = int(os.environ.get("FAKE_EPOCHS", "4"))
 with (run_dir / "metrics.jsonl").open("a") as out:
     for epoch in range(start, epochs):
-        out.write(json.dumps({{"Epoch": epoch, METRIC: value + 0.01 * epoch}}) + "\\n"); out.flush()
+        # Epoch 0's evaluation comes before the first update, as in `amago run`.
+        record = {{"Epoch": epoch, "gradient_steps": 4 * epoch, METRIC: value + 0.01 * epoch}}
+        out.write(json.dumps(record) + "\\n"); out.flush()
         time.sleep(float(os.environ.get("FAKE_SLEEP", "0.2")))
 """
 
@@ -296,6 +307,92 @@ def test_an_interrupted_trial_waits_in_the_study_and_resumes_from_its_folder(tmp
     assert sorted(trial.intermediate_values) == [0, 1, 2, 3]
 
 
+def test_the_score_skips_evaluations_before_the_first_update_and_the_line_labels_it(
+    tmp_path, scripted, capsys
+):
+    driver, study = make_driver(
+        tmp_path, {"optim.learning_rate": [1e-3, 1e-4]}, trials=1, pruner="none", last=10
+    )
+    study.enqueue_trial({"optim.learning_rate": 1e-3})
+    assert driver.run() == 0
+    (trial,) = study.get_trials()
+    # Epochs 1-3 (1.01, 1.02, 1.03); epoch 0's 1.0 was the untrained policy's.
+    assert trial.value == pytest.approx(1.02)
+    assert (
+        "amago: trial 0 finished: score 1.02 (val return, mean of the last 3 evaluations; 1 before its first "
+        "gradient update left out; best so far: trial 0, score 1.02)\n"
+    ) in capsys.readouterr().err
+
+
+def test_a_score_of_untrained_evaluations_only_says_so(tmp_path, scripted, capsys, monkeypatch):
+    monkeypatch.setenv("FAKE_EPOCHS", "1")  # one evaluation, before any update
+    driver, study = make_driver(tmp_path, {"optim.learning_rate": [1e-3, 1e-4]}, trials=1, pruner="none")
+    study.enqueue_trial({"optim.learning_rate": 1e-4})
+    assert driver.run() == 0
+    err = capsys.readouterr().err
+    assert (
+        "amago: trial 0 finished: score 0.1 (val return, its last evaluation, made before its first gradient "
+        "update; best so far: trial 0, score 0.1)\n"
+    ) in err
+    assert "only logged before its first gradient update, so its score says little" in err
+
+
+def test_a_sweep_whose_every_trial_failed_exits_1_saying_so(tmp_path, scripted, capsys):
+    driver, study = make_driver(tmp_path, {"optim.learning_rate": [2e-3, 1e-4]}, trials=2)
+    study.enqueue_trial({"optim.learning_rate": 2e-3})
+    study.enqueue_trial({"optim.learning_rate": 2e-3})
+    assert driver.run() == 1
+    assert [t.state for t in study.get_trials()] == [optuna.trial.TrialState.FAIL] * 2
+    assert "amago: every trial this sweep ran failed (2 of 2;" in capsys.readouterr().err
+
+
+def test_a_run_dir_planted_in_the_study_is_never_where_a_trial_runs(tmp_path, scripted):
+    someone_elses = tmp_path / "someone-elses-run"
+    someone_elses.mkdir()
+    (someone_elses / "config.resolved.json").write_text(json.dumps({"optim": {"learning_rate": 1e-3}}))
+    (someone_elses / "metrics.jsonl").write_text("")
+    before = sorted(p.name for p in someone_elses.iterdir())
+    driver, study = make_driver(tmp_path, {"optim.learning_rate": [1e-3, 1e-4]}, trials=1, pruner="none")
+    study.enqueue_trial({"optim.learning_rate": 1e-3}, user_attrs={"run_dir": str(someone_elses)})
+    assert driver.run() == 0
+    assert sorted(p.name for p in someone_elses.iterdir()) == before  # not resumed there
+    assert (someone_elses / "metrics.jsonl").read_text() == ""
+    (trial,) = study.get_trials()
+    assert trial.state == optuna.trial.TrialState.COMPLETE
+    assert objective_values(driver.folder.run_dir(0), METRIC), "the trial ran in the sweep's trial_0"
+
+
+@pytest.mark.parametrize(
+    "planted", ["trial folder link", "trial folder file", "log link", "log hard link", "configs link"]
+)
+def test_a_planted_link_stops_the_driver_in_one_line_and_changes_nothing_outside(tmp_path, scripted, planted):
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    theirs = outside / "notes.txt"
+    theirs.write_text("theirs\n")
+    driver, study = make_driver(tmp_path, {"optim.learning_rate": [1e-3, 1e-4]}, trials=1, pruner="none")
+    root = driver.folder.root
+    if planted == "trial folder link":
+        (root / "trial_0").symlink_to(outside)
+    elif planted == "trial folder file":
+        (root / "trial_0").write_text("")
+    elif planted == "log link":
+        (root / "logs").mkdir()
+        (root / "logs" / "trial_0.log").symlink_to(theirs)
+    elif planted == "log hard link":
+        (root / "logs").mkdir()
+        os.link(theirs, root / "logs" / "trial_0.log")
+    else:
+        (root / "configs").symlink_to(outside)
+    with pytest.raises(UnsafePathError) as caught:
+        driver.run()
+    assert "\n" not in str(caught.value)
+    assert sorted(p.name for p in outside.iterdir()) == ["notes.txt"]
+    assert theirs.read_text() == "theirs\n"
+    (trial,) = study.get_trials()
+    assert trial.state == optuna.trial.TrialState.WAITING  # a --resume continues it once the folder is fixed
+
+
 # -- the command line --------------------------------------------------------------------------------------------
 
 
@@ -331,6 +428,25 @@ def test_a_space_that_makes_no_valid_config_is_refused_before_anything_runs(tmp_
     assert result.exit_code == 2, result.output
     assert words in result.stderr
     assert not (tmp_path / "s").exists()
+
+
+def test_a_range_that_overflows_is_refused_at_dry_run_in_one_line(tmp_path):
+    file = write_space(tmp_path / "space.toml", '[space]\n"traj_encoder.n_layers" = {int = [1, 1e30]}\n')
+    args = ["sweep", "--space", str(file), "-o", f"run.ckpt_base_dir={tmp_path}", "--name", "s", "--dry-run"]
+    result = runner.invoke(app, args)
+    assert result.exit_code == 2, result.output
+    assert result.stderr.count("\n") == 1, result.stderr
+    assert "'traj_encoder.n_layers': int [1, 1e+30] overflows a 64-bit integer" in result.stderr
+
+
+@pytest.mark.parametrize("name", ["../../escape", "/tmp/amago-absolute-sweep", "a/b"])
+def test_a_sweep_name_that_is_a_path_is_one_line(tmp_path, name):
+    file = write_space(tmp_path / "space.toml", '[space]\n"optim.learning_rate" = [1e-4, 3e-4]\n')
+    args = ["sweep", "--space", str(file), "-o", f"run.ckpt_base_dir={tmp_path}", "--name", name, "--dry-run"]
+    result = runner.invoke(app, args)
+    assert result.exit_code == 2, result.output
+    assert result.stderr.count("\n") == 1, result.stderr
+    assert f"sweep name {name!r} must be a plain folder name" in result.stderr
 
 
 def test_resume_refuses_a_new_space_and_a_folder_that_is_no_sweep(tmp_path):

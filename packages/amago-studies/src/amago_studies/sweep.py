@@ -10,14 +10,22 @@ A sweep folder ``{run.ckpt_base_dir}/{name}/`` holds
 - ``trial_<n>/``: trial n's run folder (resumable with ``amago run --resume``, comparable with ``amago compare``),
   its resolved config in ``configs/trial_<n>.json`` and its output in ``logs/trial_<n>.log``.
 
+A sweep folder is data, like a run folder: a trial's folder is named by the sweep folder and the trial's number
+alone (never by a path the study or the record holds), it must be a real folder of the sweep (not a symlink or
+a file), and nothing is written, appended or deleted through a link (:mod:`amago_core.io`). While a driver
+works on a folder whose study is its own ``study.db`` it holds the folder's lock
+(:mod:`amago_core.experiment.run_lock`).
+
 The driver asks Optuna for a trial, resolves and sizes its config here (a bad combination fails that trial in
 one line, the study goes on), and starts it as its own process, ``--parallel`` at a time. While a trial runs,
 each new value of the objective in its ``metrics.jsonl`` is reported to Optuna; a trial the pruner stops gets
 SIGTERM (it saves a checkpoint and exits) and is marked pruned. A finished trial's score is the mean of the
-objective's last ``last`` values; a crashed one is marked failed. Ctrl-C or SIGTERM stops the running trials
-the clean way and puts them back in the study as waiting, so that ``amago sweep --resume`` (on any worker)
-continues them from their checkpoints. Several workers share a study through ``--storage`` (PostgreSQL, MySQL):
-each runs ``amago sweep --resume FOLDER --storage URL`` on a copy (or a shared mount) of the sweep folder.
+objective's last ``last`` values logged after its first gradient update (of the ones before it only when there
+is no other, and its line says so); a crashed one is marked failed, and a driver whose every trial failed exits
+1. Ctrl-C or SIGTERM stops the running trials the clean way and puts them back in the study as waiting, so that
+``amago sweep --resume`` (on any worker) continues them from their checkpoints. Several workers share a study
+through ``--storage`` (PostgreSQL, MySQL): each runs ``amago sweep --resume FOLDER --storage URL`` on a copy (or
+a shared mount) of the sweep folder.
 
 torch is never imported here (a ``--budget`` measurement would; sweeps size by ``--steps``).
 """
@@ -27,6 +35,7 @@ from __future__ import annotations
 import json
 import math
 import os
+import re
 import signal
 import socket
 import subprocess
@@ -40,17 +49,24 @@ from typing import Any
 
 from amago_core.cli.output import fail
 from amago_core.config.sources import RUN_RECORD_NAME
-from amago_core.io import atomic_write_json
+from amago_core.io import UnsafePathError, atomic_write_json, inside, member_folder
 from amago_core.optional import require
 from amago_studies import STUDIES, SWEEP_RECORD
 from amago_studies.child_runs import child_run_command, last_line, start_child
-from amago_studies.sweep_spec import SweepSpec
+from amago_studies.sweep_spec import DEFAULT_OBJECTIVE, SweepSpec
+from amago_tools.plotting import GRADIENT_STEPS
 
 SWEEPING = "amago sweep"
 """The feature named when Optuna is missing."""
 SWEEP_RECORD_NAME = SWEEP_RECORD
 SWEEP_CONFIG_NAME = "sweep.config.json"
 STUDY_FILE_NAME = "study.db"
+SQLITE_SIDE_SUFFIXES = ("-journal", "-wal", "-shm")
+"""The files SQLite keeps beside a database (``study.db-journal``...): it writes them too."""
+TRIAL_FOLDER = re.compile(r"trial_\d+")
+"""The name of a trial's run folder in a sweep folder."""
+LOCK_ROLE = "sweep"
+"""The role a sweep's driver records in the folder's lock (what a second driver's refusal names)."""
 FAILURES_IN_A_ROW = 3
 """Trials of one driver that fail one after another, with none finished, before it stops: the base config is
 broken, and running the rest of the trials would only fail them too."""
@@ -79,7 +95,51 @@ class SweepFolder:
         return self.root / "plots"
 
     def run_dir(self, number: int) -> Path:
+        """Trial ``number``'s run folder: named by the sweep folder and the number alone, never by a path the
+        study or the record holds (someone else may have written either)."""
         return self.root / f"trial_{number}"
+
+    def member(self, number: int) -> Path:
+        """:meth:`run_dir` once checked to be a real folder of the sweep, or not there yet.
+
+        Raises:
+            UnsafePathError: a symlink or a file stands where the trial's folder belongs (one line).
+        """
+        return member_folder(self.root, self.run_dir(number).name)
+
+    def check_contents(self) -> None:
+        """Refuses a folder whose trial folders are links or files, or whose ``logs/``, ``configs/`` or ``plots/``
+        is a link: checked before a resume or a report writes anything, so that it changes nothing at all.
+
+        Raises:
+            UnsafePathError: the first such entry (one line naming it).
+        """
+        for entry in sorted(os.listdir(self.root)):
+            if TRIAL_FOLDER.fullmatch(entry):
+                member_folder(self.root, entry)
+        for folder in (self.root / "logs", self.root / "configs", self.plots):
+            inside(self.root, folder)
+
+    def check_database(self) -> None:
+        """Refuses a ``study.db`` (or a SQLite file beside it) that is a symlink or a hard link, before Optuna
+        opens it: SQLite writes the database and its journal, and would write through the link.
+
+        Raises:
+            UnsafePathError: the first such file (one line naming it and what to do).
+        """
+        for name in (STUDY_FILE_NAME, *(STUDY_FILE_NAME + suffix for suffix in SQLITE_SIDE_SUFFIXES)):
+            path = inside(self.root, self.root / name)
+            try:
+                links = os.lstat(path).st_nlink
+            except FileNotFoundError:
+                continue
+            if links > 1:
+                msg = (
+                    f"{path} is hard-linked ({links} names for one file): amago never writes a study another "
+                    f"folder shares; give it a copy of its own (cp {path} {path}.copy && mv {path}.copy {path}) "
+                    "and retry"
+                )
+                raise UnsafePathError(msg, path)
 
     def log(self, number: int) -> Path:
         return self.root / "logs" / f"trial_{number}.log"
@@ -90,7 +150,7 @@ class SweepFolder:
     def read_record(self) -> dict[str, Any]:
         try:
             record = json.loads(self.record.read_text())
-        except (OSError, json.JSONDecodeError) as exc:
+        except (OSError, json.JSONDecodeError, RecursionError) as exc:
             fail(f"cannot read {self.record}: {exc}; is {self.root} a sweep folder made by `amago sweep`?")
         if not isinstance(record, dict) or not isinstance(record.get("study"), str):
             fail(f"{self.record} is not a sweep record (no study name); was it edited by hand?")
@@ -184,12 +244,14 @@ class ObjectiveReader:
         path: the run's ``metrics.jsonl``.
         metric: the key whose values are collected.
         values: ``(step, value)`` of each finite value so far, in order; the step is the record's epoch.
+        untrained: the steps of the values whose record says no gradient update had been made yet.
         offset: the bytes read so far (always the end of a whole line).
     """
 
     path: Path
     metric: str
     values: list[tuple[int, float]] = field(default_factory=list)
+    untrained: set[int] = field(default_factory=set)
     offset: int = 0
 
     def read(self) -> list[tuple[int, float]]:
@@ -211,9 +273,10 @@ class ObjectiveReader:
             value = record.get(self.metric) if isinstance(record, dict) else None
             if isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value):
                 step = record.get("Epoch", len(self.values))
-                self.values.append(
-                    (int(step) if isinstance(step, int | float) else len(self.values), float(value))
-                )
+                step = int(step) if isinstance(step, int | float) else len(self.values)
+                self.values.append((step, float(value)))
+                if record.get(GRADIENT_STEPS) == 0:  # evaluated before the first update: the untrained policy
+                    self.untrained.add(step)
         return self.values
 
 
@@ -227,6 +290,76 @@ def score(values: Sequence[tuple[int, float]], last: int) -> float | None:
     """The mean of the last ``last`` values, or None when there is none."""
     tail = [value for _, value in values[-last:]]
     return sum(tail) / len(tail) if tail else None
+
+
+@dataclass(frozen=True)
+class TrialScore:
+    """A finished trial's score and what it averages (what its progress line says).
+
+    Attributes:
+        value: the mean of the objective's values it counts.
+        evaluations: how many values it averages.
+        left_out: values made before the trial's first gradient update that the last ``last`` would have
+            counted, left out of it.
+        untrained: every value it averages was made before the first gradient update (no later one exists).
+    """
+
+    value: float
+    evaluations: int
+    left_out: int
+    untrained: bool
+
+    def describe(self, objective: str) -> str:
+        """``val return, mean of the last 3 evaluations; 1 before its first gradient update left out``."""
+        counted = (
+            "its last evaluation"
+            if self.evaluations == 1
+            else f"mean of the last {self.evaluations} evaluations"
+        )
+        text = f"{objective_label(objective)}, {counted}"
+        if self.untrained:
+            made = "made" if self.evaluations == 1 else "all made"
+            return f"{text}, {made} before its first gradient update"
+        if self.left_out:
+            return text + f"; {self.left_out} before its first gradient update left out"
+        return text
+
+
+def trial_score(values: Sequence[tuple[int, float]], untrained: set[int], last: int) -> TrialScore | None:
+    """The mean of the last ``last`` values logged after the first gradient update (an untrained policy's
+    return says nothing of the trial's values); of the last ones before it when there is no other. None when
+    there is no value at all.
+
+    Args:
+        values: ``(step, value)`` of the objective, in order (:class:`ObjectiveReader`).
+        untrained: the steps whose values were logged before the first gradient update.
+        last: how many values the score averages at most.
+    """
+    trained = [(step, value) for step, value in values if step not in untrained]
+    counted = trained or list(values)
+    mean = score(counted, last)
+    if mean is None:
+        return None
+    return TrialScore(
+        value=mean,
+        evaluations=min(last, len(counted)),
+        left_out=sum(1 for step, _ in values[-last:] if step in untrained) if trained else 0,
+        untrained=not trained,
+    )
+
+
+def objective_label(objective: str) -> str:
+    """What a progress line calls the objective: ``val return`` for the default, else the metric's key."""
+    section, _, key = objective.partition("/")
+    return f"{section} return" if key == DEFAULT_OBJECTIVE.partition("/")[2] else objective
+
+
+def score_rule(spec: SweepSpec) -> str:
+    """What a trial's score is, in words (what `amago sweep show` says above its numbers)."""
+    return (
+        f"{objective_label(spec.objective)}, mean of a trial's last {spec.last} evaluations after its first "
+        "gradient update (of the ones before it when there is no other)"
+    )
 
 
 @dataclass
@@ -285,6 +418,7 @@ class SweepDriver:
         self.running: dict[int, RunningTrial] = {}
         self.failures_in_a_row = 0
         self.finished_here = 0
+        self.failed_here = 0
         self.stopping = False
         self.warned_untrained = False
 
@@ -321,6 +455,13 @@ class SweepDriver:
                 f"{self.folder.root}` goes on.\n"
             )
             return 1
+        if self.failed_here and not self.finished_here:  # nothing this sweep ran has a score
+            sys.stderr.write(
+                f"amago: every trial this sweep ran failed ({self.failed_here} of {self.failed_here}; the lines "
+                f"above say why, the logs are in {self.folder.root / 'logs'}); fix the cause, then `amago sweep "
+                f"--resume {self.folder.root}` goes on.\n"
+            )
+            return 1
         return 0
 
     def _on_sigterm(self, signum: int, frame: Any) -> None:
@@ -338,16 +479,28 @@ class SweepDriver:
 
     # -- starting a trial ------------------------------------------------------------------------------------
     def _start(self, trial: Any) -> None:
+        """Starts (or continues) ``trial``; one whose folder is unsafe goes back to waiting and stops the driver.
+
+        Raises:
+            UnsafePathError: the trial's folder, config or log is a link, or a file stands for its folder.
+        """
+        try:
+            self._launch(trial)
+        except UnsafePathError:
+            self._back_to_waiting(trial)  # it waits in the study for a --resume once the folder is fixed
+            raise
+
+    def _launch(self, trial: Any) -> None:
         number = trial.number
-        run_dir = Path(trial.user_attrs.get("run_dir", self.folder.run_dir(number)))
-        trial.set_user_attr("worker", {"host": socket.gethostname(), "pid": os.getpid()})
+        run_dir = self.folder.member(number)  # never a path from the study: anyone may have written it there
+        worker = {"host": socket.gethostname(), "pid": os.getpid(), "folder": str(self.folder.root.resolve())}
+        trial.set_user_attr("worker", worker)
         if (run_dir / RUN_RECORD_NAME).is_file():  # interrupted earlier: continue from its checkpoint
             command = child_run_command(
                 resume=run_dir, overrides=self.connect, allow_traj_pickles=self.allow_traj_pickles
             )
-            sys.stderr.write(f"amago: trial {number} resumes ({_params_text(trial.params)})\n")
+            what = "resumes"
         else:
-            run_dir = self.folder.run_dir(number)
             try:
                 config_file = self._write_trial_config(number, trial.params)
             except TrialConfigError as exc:
@@ -360,11 +513,15 @@ class SweepDriver:
                 overrides=self.connect,
                 allow_traj_pickles=self.allow_traj_pickles,
             )
-            sys.stderr.write(f"amago: trial {number} starts ({_params_text(trial.params)})\n")
-        trial.set_user_attr("run_dir", str(run_dir))
-        log, reported = self.folder.log(number), self._reported_steps(number)
+            what = "starts"
+        trial.set_user_attr("run_dir", str(run_dir))  # for readers of the study; amago never reads it back
+        # The log is appended through no link (a planted one would send the output to someone else's file).
+        process = start_child(command, self.folder.log(number), root=self.folder.root)
+        sys.stderr.write(f"amago: trial {number} {what} ({_params_text(trial.params)})\n")
         reader = ObjectiveReader(run_dir / "metrics.jsonl", self.settings.spec.objective)
-        self.running[number] = RunningTrial(trial, start_child(command, log), run_dir, log, reader, reported)
+        reported = self._reported_steps(number)
+        log = self.folder.log(number)
+        self.running[number] = RunningTrial(trial, process, run_dir, log, reader, reported)
 
     def _reported_steps(self, number: int) -> set[int]:
         """The steps a trial reported already (one continued after an interrupt reported its first ones)."""
@@ -377,8 +534,7 @@ class SweepDriver:
         """Resolves and sizes trial ``number``'s config and writes it as a run record. Raises TrialConfigError."""
         config = trial_config(self.folder, self.settings, params)
         path = self.folder.trial_config(number)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        atomic_write_json(path, config)
+        atomic_write_json(path, config, root=self.folder.root)
         return path
 
     # -- following a trial ------------------------------------------------------------------------------------
@@ -393,7 +549,11 @@ class SweepDriver:
             if not running.pruned and running.process.poll() is None and running.trial.should_prune():
                 running.pruned = True
                 running.process.send_signal(signal.SIGTERM)  # it saves a checkpoint and exits
-                sys.stderr.write(f"amago: trial {number} pruned at epoch {step} (value {value:.4g})\n")
+                label = objective_label(self.settings.spec.objective)
+                sys.stderr.write(
+                    f"amago: trial {number} pruned at epoch {step} ({label} {value:.4g} there, below the other "
+                    "trials')\n"
+                )
         code = running.process.poll()
         if code is None:
             return
@@ -407,38 +567,51 @@ class SweepDriver:
         if code != 0:
             self._fail(trial, f"its run exited {code}: {last_line(running.log)} (log: {running.log})")
             return
-        final = score(values, self.settings.spec.last)
+        objective = self.settings.spec.objective
+        final = trial_score(values, running.reader.untrained, self.settings.spec.last)
         if final is None:
             self._fail(
                 trial,
-                f"its run logged no {self.settings.spec.objective!r} (check the objective's name against "
+                f"its run logged no {objective!r} (check the objective's name against "
                 f"{running.run_dir / 'metrics.jsonl'})",
             )
             return
-        self.study.tell(trial, final)
+        self.study.tell(trial, final.value)
         self.finished_here += 1
         self.failures_in_a_row = 0
-        if all(step == 0 for step, _ in values) and not self.warned_untrained:
+        sys.stderr.write(
+            f"amago: trial {number} finished: score {final.value:.4g} ({final.describe(objective)}"
+            f"{self._best_note()})\n"
+        )
+        if final.untrained and not self.warned_untrained:
             self.warned_untrained = True
             sys.stderr.write(
-                f"amago: note: trial {number}'s {self.settings.spec.objective!r} was only logged at epoch 0, "
-                "before any training, so its score says little: lower schedule.val_interval (or train longer) "
-                "so that trials are evaluated while they learn.\n"
+                f"amago: note: trial {number}'s {objective!r} was only logged before its first gradient update, "
+                "so its score says little: lower schedule.val_interval (or train longer) so that trials are "
+                "evaluated while they learn.\n"
             )
-        sys.stderr.write(f"amago: trial {number} finished: {value:.4g}{self._best_note()}\n")
 
     def _fail(self, trial: Any, why: str) -> None:
         trial.set_user_attr("error", why)
         self.study.tell(trial, state=self.optuna.trial.TrialState.FAIL)
         self.failures_in_a_row += 1
+        self.failed_here += 1
         sys.stderr.write(f"amago: trial {trial.number} failed: {why}\n")
 
     def _best_note(self) -> str:
+        """``; best so far: trial 2, score 0.51`` (the study's best, every worker's trials), or nothing."""
         try:
             best = self.study.best_trial
         except ValueError:
             return ""
-        return f" (best so far: trial {best.number}, {best.value:.4g})"
+        return f"; best so far: trial {best.number}, score {best.value:.4g}"
+
+    def _back_to_waiting(self, trial: Any) -> None:
+        """Puts ``trial`` back in the study as waiting, for a later driver to continue."""
+        try:  # the public Trial API cannot move a trial back to waiting; the storage's can
+            self.study._storage.set_trial_state_values(trial._trial_id, self.optuna.trial.TrialState.WAITING)
+        except Exception as exc:  # the storage is gone: --resume on this machine reclaims it
+            sys.stderr.write(f"amago: trial {trial.number} could not be put back as waiting: {exc}\n")
 
     def _interrupt(self) -> None:
         """Stops every running trial the clean way and puts it back in the study as waiting."""
@@ -450,12 +623,7 @@ class SweepDriver:
             running.process.wait()
         for number, running in list(self.running.items()):
             del self.running[number]
-            try:  # the public Trial API cannot move a trial back to waiting; the storage's can
-                self.study._storage.set_trial_state_values(
-                    running.trial._trial_id, self.optuna.trial.TrialState.WAITING
-                )
-            except Exception as exc:  # the storage is gone: --resume on this machine reclaims it
-                sys.stderr.write(f"amago: trial {number} could not be put back as waiting: {exc}\n")
+            self._back_to_waiting(running.trial)
 
 
 class TrialConfigError(ValueError):

@@ -33,6 +33,7 @@ from amago_core.cli.run_cmd import (
 )
 
 if TYPE_CHECKING:
+    from amago_core.experiment.run_lock import RunLock
     from amago_studies.sweep import SweepFolder, SweepSettings
 
 app = typer.Typer(
@@ -230,6 +231,7 @@ def _start(
         or owned.get("run.name")
         or f"sweep-{base['env'].get('kind', 'env')}-{time.strftime('%Y%m%d-%H%M%S')}"
     )
+    _check_sweep_name(sweep_name)
     folder = SweepFolder(base_dir / sweep_name)
     url = storage or f"sqlite:///{(folder.database).resolve()}"
     record = {
@@ -248,7 +250,7 @@ def _start(
         print_json({"folder": str(folder.root), **record, "space": [p.describe() for p in spec.space]})
         return 0
     optuna_module()  # a missing Optuna is one line before anything is written
-    if folder.root.exists() and any(folder.root.iterdir()):
+    if folder.root.exists() and (not folder.root.is_dir() or any(folder.root.iterdir())):
         fail(
             f"{folder.root} already exists: `amago sweep --resume {folder.root}` continues it, or pass another --name"
         )
@@ -256,17 +258,36 @@ def _start(
     if storage is not None:  # a server that cannot be reached leaves no folder behind
         study = _open_study(settings, url, create=True, folder=folder)
     folder.root.mkdir(parents=True, exist_ok=True)
-    if storage is None:
-        study = _open_study(settings, url, create=True, folder=folder)
-    folder.config.write_text(json.dumps(table, indent=2) + "\n")
-    from amago_core.io import atomic_write_json
+    lock = _hold(folder, external=storage is not None)
+    try:
+        if storage is None:
+            study = _open_study(settings, url, create=True, folder=folder)
+        from amago_core.io import atomic_write_json, atomic_write_text
 
-    atomic_write_json(folder.record, record)
-    sys.stderr.write(
-        f"amago: sweep {sweep_name}: {trials} trials, {parallel} at a time, into {folder.root} "
-        f"(study: {record['storage']})\n"
-    )
-    return _drive(folder, settings, study, connect, allow_traj_pickles)
+        atomic_write_text(folder.config, json.dumps(table, indent=2) + "\n", root=folder.root)
+        atomic_write_json(folder.record, record, root=folder.root)
+        sys.stderr.write(
+            f"amago: sweep {sweep_name}: {trials} trials, {parallel} at a time, into {folder.root} "
+            f"(study: {record['storage']})\n"
+        )
+        return _drive(folder, settings, study, connect, allow_traj_pickles)
+    finally:
+        if lock is not None:
+            lock.release()
+
+
+def _check_sweep_name(name: str) -> None:
+    """Exits 2 when the sweep's name is no plain folder name (``../x``, ``/abs``): it names a folder under
+    ``run.ckpt_base_dir`` by the rule of a run's name, so that a sweep never writes elsewhere."""
+    from pydantic import ValidationError
+
+    from amago_core.config.experiment import RunSection
+
+    try:
+        RunSection(name=name)
+    except ValidationError as exc:
+        problem = str(exc.errors()[0]["msg"]).removeprefix("Value error, ")
+        fail(f"sweep name {name!r} {problem}; pass --name NAME")
 
 
 def _fail_on_sweep_file(exc: Any, path: Path | str) -> NoReturn:
@@ -375,17 +396,59 @@ def _resume(
         spec,
         study=str(record["study"]),
         steps=str(steps) if steps is not None else None,
-        trials=trials or int(record.get("trials", DEFAULT_TRIALS)),
-        parallel=parallel or int(record.get("parallel", 1)),
+        trials=trials or _recorded_count(record, "trials", DEFAULT_TRIALS, folder),
+        parallel=parallel or _recorded_count(record, "parallel", 1, folder),
     )
     connect = connect_overrides_only(root, overrides, "a sweep")
-    study = _open_study(settings, url, create=False, folder=folder)
-    if trials is not None:
-        atomic_write_json(folder.record, {**record, "trials": trials})
-    reclaimed = _reclaim_abandoned(study, folder)
-    if reclaimed:
-        sys.stderr.write(f"amago: trials {', '.join(map(str, reclaimed))} lost their driver; they resume\n")
-    return _drive(folder, settings, study, connect, allow_traj_pickles)
+    lock = _hold(folder, external=external)
+    try:
+        _check_folder(folder, external=external)  # before the study opens: a refusal changes nothing
+        study = _open_study(settings, url, create=False, folder=folder)
+        if trials is not None:
+            atomic_write_json(folder.record, {**record, "trials": trials}, root=folder.root)
+        reclaimed = _reclaim_abandoned(study, folder)
+        if reclaimed:
+            sys.stderr.write(
+                f"amago: trials {', '.join(map(str, reclaimed))} lost their driver; they resume\n"
+            )
+        return _drive(folder, settings, study, connect, allow_traj_pickles)
+    finally:
+        if lock is not None:
+            lock.release()
+
+
+def _recorded_count(record: dict[str, Any], key: str, default: int, folder: SweepFolder) -> int:
+    """A positive count the sweep record keeps (``trials``, ``parallel``); exits 2 naming a bad one."""
+    value = record.get(key, default)
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        fail(
+            f"{folder.record} has {key} = {value!r}, not a count of at least 1 (was it edited by hand?); "
+            f"pass --{key} N"
+        )
+    return value
+
+
+def _hold(folder: SweepFolder, *, external: bool) -> RunLock | None:
+    """The sweep folder's lock for this driver (one line naming the holder when another driver has it).
+
+    Only a sweep whose study is the folder's own ``study.db`` is locked: workers that share a study in a
+    database server (``--storage``) may share the folder too (a shared mount), the server hands each its own
+    trials, and each trial's run holds its own lock.
+    """
+    if external:
+        return None
+    from amago_core.experiment.run_lock import acquire
+    from amago_studies.sweep import LOCK_ROLE
+
+    return acquire(folder.root, LOCK_ROLE)
+
+
+def _check_folder(folder: SweepFolder, *, external: bool) -> None:
+    """Refuses (one line) a sweep folder with a trial folder that is a link or a file, a linked ``logs/``,
+    ``configs/`` or ``plots/``, or a ``study.db`` that is a symlink or a hard link (when the study is there)."""
+    folder.check_contents()
+    if not external:
+        folder.check_database()
 
 
 def _reclaim_abandoned(study: Any, folder: SweepFolder) -> list[int]:
@@ -394,14 +457,15 @@ def _reclaim_abandoned(study: Any, folder: SweepFolder) -> list[int]:
     from amago_studies.sweep import optuna_module
 
     optuna = optuna_module()
-    host = socket.gethostname()
+    host, here = socket.gethostname(), str(folder.root.resolve())
     reclaimed = []
     for trial in study.get_trials(deepcopy=False, states=(optuna.trial.TrialState.RUNNING,)):
-        worker = trial.user_attrs.get("worker") or {}
-        run_dir = Path(str(trial.user_attrs.get("run_dir", "")))
-        if worker.get("host") != host or run_dir.parent.resolve() != folder.root.resolve():
+        worker = trial.user_attrs.get("worker")
+        # Which driver ran it is compared, never used as a path: a trial's folder is named by its number.
+        if not isinstance(worker, dict) or worker.get("host") != host or worker.get("folder") != here:
             continue
-        if _alive(int(worker.get("pid", -1))):
+        pid = worker.get("pid")
+        if not isinstance(pid, int) or isinstance(pid, bool) or _alive(pid):
             continue
         study._storage.set_trial_state_values(trial._trial_id, optuna.trial.TrialState.WAITING)
         reclaimed.append(trial.number)
@@ -428,7 +492,7 @@ def _drive(
 
     code = SweepDriver(folder, settings, study, connect=connect, allow_traj_pickles=allow_traj_pickles).run()
     if code != 130:
-        print_json(study_summary(study, folder, top=3), exact_floats=True)
+        print_json(study_summary(study, folder, settings.spec, top=3), exact_floats=True)
         sys.stderr.write(
             f"amago: `amago sweep show {folder.root}` prints the best trials and draws the plots\n"
         )
@@ -459,6 +523,7 @@ def show_command(
         if external and storage is None:
             fail(f"{folder}'s study is in {record.get('storage')}: pass --storage URL")
         url = storage or f"sqlite:///{sweep.database.resolve()}"
+        _check_folder(sweep, external=external)  # the report writes plots/ and SQLite writes study.db
         if not external and not sweep.database.is_file():
             fail(f"{folder} has no {STUDY_FILE_NAME}; was the sweep started with --storage?")
         from amago_studies.sweep_spec import SweepSpec
@@ -466,4 +531,4 @@ def show_command(
         spec = SweepSpec.model_validate(record.get("spec"))
         settings = SweepSettings(spec, study=str(record["study"]), steps=None, trials=1, parallel=1)
         study = _open_study(settings, url, create=False, folder=sweep)
-        show_study(study, sweep, top=top, plots=plots, as_json=as_json)
+        show_study(study, sweep, spec, top=top, plots=plots, as_json=as_json)

@@ -1,18 +1,23 @@
 """`amago sweep show`: a study's best trials, its parameter importances, and Optuna's plots as PNG.
 
-torch is never imported here; Optuna and matplotlib load when used.
+The plots are written only inside the sweep folder, through no link (:func:`amago_core.io.atomic_write` with its
+root); a trial's folder is named by its number, never read from the study. torch is never imported here;
+Optuna and matplotlib load when used.
 """
 
 from __future__ import annotations
 
 import sys
 import warnings
+from functools import partial
 from pathlib import Path
 from typing import Any
 
 from amago_core.cli.output import print_json
+from amago_core.io import atomic_write, inside
 from amago_core.optional import require
-from amago_studies.sweep import SweepFolder, optuna_module
+from amago_studies.sweep import SweepFolder, optuna_module, score_rule
+from amago_studies.sweep_spec import SweepSpec
 from amago_tools.plotting import PLOT_EXTRA_OF
 
 PLOTS = (
@@ -25,14 +30,14 @@ PLOTS = (
 """The PNG files `amago sweep show` writes (name, Optuna's matplotlib function)."""
 
 
-def trial_row(trial: Any) -> dict[str, Any]:
-    """One trial as the report lists it."""
+def trial_row(trial: Any, folder: SweepFolder) -> dict[str, Any]:
+    """One trial as the report lists it (its run folder named by its number: the study's copy is not read)."""
     row: dict[str, Any] = {
         "number": trial.number,
         "state": trial.state.name.lower(),
         "value": trial.value,
         "params": dict(trial.params),
-        "run_dir": trial.user_attrs.get("run_dir"),
+        "run_dir": str(folder.run_dir(trial.number)),
     }
     if trial.intermediate_values:
         row["evaluations"] = len(trial.intermediate_values)
@@ -65,8 +70,8 @@ def importances(study: Any) -> dict[str, float] | None:
         return None
 
 
-def study_summary(study: Any, folder: SweepFolder, top: int) -> dict[str, Any]:
-    """The study in numbers: trials per state, the best ones, and the importances."""
+def study_summary(study: Any, folder: SweepFolder, spec: SweepSpec, top: int) -> dict[str, Any]:
+    """The study in numbers: trials per state, what a score is, the best trials, and the importances."""
     counts: dict[str, int] = {}
     for trial in study.get_trials(deepcopy=False):
         state = trial.state.name.lower()
@@ -76,20 +81,27 @@ def study_summary(study: Any, folder: SweepFolder, top: int) -> dict[str, Any]:
         "sweep": str(folder.root),
         "study": study.study_name,
         "direction": study.direction.name.lower(),
+        "score": score_rule(spec),
         "trials": counts,
-        "best": [trial_row(trial) for trial in best],
+        "best": [trial_row(trial, folder) for trial in best],
         "importances": importances(study),
     }
 
 
-def draw_plots(study: Any, out: Path) -> list[Path]:
-    """Optuna's matplotlib plots of the study as PNG files in ``out``; a plot the study cannot have yet (no
-    finished trial, one parameter) is left out."""
+def draw_plots(study: Any, folder: SweepFolder) -> list[Path]:
+    """Optuna's matplotlib plots of the study as PNG files in the sweep folder's ``plots/``; a plot the study
+    cannot have yet (no finished trial, one parameter) is left out.
+
+    Raises:
+        amago_core.io.UnsafePathError: ``plots/`` or a plot's file is a symlink (checked before any is drawn).
+    """
+    out = folder.plots
+    for name, _ in PLOTS:
+        inside(folder.root, out / f"{name}.png")
     matplotlib = require("matplotlib", "plot", "amago sweep show", PLOT_EXTRA_OF)
     matplotlib.use("Agg")
     plt = require("matplotlib.pyplot", "plot", "amago sweep show", PLOT_EXTRA_OF)
     optuna = optuna_module()
-    out.mkdir(parents=True, exist_ok=True)
     written = []
     for name, function in PLOTS:
         try:
@@ -104,27 +116,32 @@ def draw_plots(study: Any, out: Path) -> list[Path]:
         figure.set_size_inches(9, 5.5)
         figure.tight_layout()
         path = out / f"{name}.png"
-        figure.savefig(path, dpi=110)
-        plt.close(figure)
+        try:
+            atomic_write(path, partial(figure.savefig, dpi=110, format="png"), root=folder.root)
+        finally:
+            plt.close(figure)
         written.append(path)
     return written
 
 
-def show_study(study: Any, folder: SweepFolder, *, top: int, plots: bool, as_json: bool) -> None:
+def show_study(
+    study: Any, folder: SweepFolder, spec: SweepSpec, *, top: int, plots: bool, as_json: bool
+) -> None:
     """Prints the study's summary (a table, or JSON) and writes its plots."""
-    summary = study_summary(study, folder, top)
+    summary = study_summary(study, folder, spec, top)
     if plots:
-        summary["plots"] = [str(path) for path in draw_plots(study, folder.plots)]
+        summary["plots"] = [str(path) for path in draw_plots(study, folder)]
     if as_json:
         print_json(summary, exact_floats=True)
         return
     counts = ", ".join(f"{count} {state}" for state, count in sorted(summary["trials"].items()))
     print(f"sweep {summary['study']} ({summary['direction']}): {counts or 'no trials yet'}")
+    print(f"score: {summary['score']}")
     if not summary["best"]:
         print("no trial has finished yet")
     for rank, row in enumerate(summary["best"], start=1):
         params = ", ".join(f"{key}={_short(value)}" for key, value in row["params"].items())
-        print(f"  {rank}. trial {row['number']}: {row['value']:.4g}  {params}  ({row['run_dir']})")
+        print(f"  {rank}. trial {row['number']}: score {row['value']:.4g}  {params}  ({row['run_dir']})")
     if summary["importances"]:
         print("importances: " + ", ".join(f"{k} {v:.2f}" for k, v in summary["importances"].items()))
     for path in summary.get("plots", []):

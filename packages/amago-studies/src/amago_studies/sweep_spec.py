@@ -33,6 +33,9 @@ DEFAULT_OBJECTIVE = f"val/{AVERAGE_RETURN_KEY}"
 RANGE_KINDS = ("uniform", "log_uniform", "int", "log_int")
 """The ways to write a range: floats (evenly or on a log scale) or integers (evenly or on a log scale)."""
 Scalar = str | int | float | bool | None
+INT64_MAX = 2**63 - 1
+"""The largest integer a config value may hold: torch and numpy store integers in 64 bits, so a larger one
+fails every trial with an ``OverflowError`` (a sweep file refuses it before anything runs)."""
 
 
 class Param(BaseModel):
@@ -83,6 +86,13 @@ class Param(BaseModel):
             if not all(item is None or isinstance(item, str | int | float | bool) for item in value):
                 msg = f"space key {key!r}: choices must be strings, numbers, booleans or null (Optuna stores them); {how}"
                 raise ValueError(msg)
+            unstorable = [item for item in value if isinstance(item, int | float) and not _storable(item)]
+            if unstorable:
+                msg = (
+                    f"space key {key!r}: the choice {unstorable[0]!r} is not finite or does not fit a 64-bit "
+                    f"integer (at most {INT64_MAX:,} in size); every trial with it would fail, so drop it"
+                )
+                raise ValueError(msg)
             if len(set(map(repr, value))) != len(value):
                 msg = f"space key {key!r}: a choice is listed twice in {list(value)!r}; list each once"
                 raise ValueError(msg)
@@ -106,8 +116,16 @@ class Param(BaseModel):
         ):
             msg = f"space key {key!r}: {kind} takes two numbers [low, high], not {bounds!r}"
             raise ValueError(msg)
-        if step is not None and (isinstance(step, bool) or not isinstance(step, int | float)):
-            msg = f"space key {key!r}: step must be a number, not {step!r}"
+        if not all(_storable(bound) for bound in bounds):
+            msg = (
+                f"space key {key!r}: {kind} bounds {list(bounds)!r} must be finite, and whole ones must fit a "
+                f"64-bit integer (at most {INT64_MAX:,} in size); narrow the range"
+            )
+            raise ValueError(msg)
+        if step is not None and (
+            isinstance(step, bool) or not isinstance(step, int | float) or not _storable(step)
+        ):
+            msg = f"space key {key!r}: step must be a finite number, not {step!r}"
             raise ValueError(msg)
         return cls(key=key, kind=kind, low=float(bounds[0]), high=float(bounds[1]), step=step)
 
@@ -131,8 +149,22 @@ class Param(BaseModel):
         if self.kind in ("int", "log_int") and not (low.is_integer() and high.is_integer()):
             msg = f"space key {self.key!r}: {self.kind} takes whole numbers, got [{low}, {high}]"
             raise ValueError(msg)
-        if self.step is not None and self.step <= 0:
-            msg = f"space key {self.key!r}: step must be > 0, got {self.step}"
+        whole = self.kind in ("int", "log_int")
+        if (whole and not -INT64_MAX - 1 <= low <= high <= INT64_MAX) or not math.isfinite(high - low):
+            # Optuna draws an int range as Python integers and a uniform one as low + u * (high - low): either
+            # would pass here and fail every trial later (an int64 overflow, an infinite value).
+            why = (
+                f"overflows a 64-bit integer (each end at most {INT64_MAX:,} in size)"
+                if whole
+                else "is too wide (high - low is not a finite number)"
+            )
+            msg = f"space key {self.key!r}: {self.kind} [{low:g}, {high:g}] {why}; narrow the range"
+            raise ValueError(msg)
+        if self.step is not None and not (math.isfinite(self.step) and self.step > 0):
+            msg = f"space key {self.key!r}: step must be a finite number > 0, got {self.step}"
+            raise ValueError(msg)
+        if self.kind == "int" and self.step is not None and not float(self.step).is_integer():
+            msg = f"space key {self.key!r}: an int range takes a whole step, got {self.step}; uniform takes fractions"
             raise ValueError(msg)
         return self
 
@@ -244,6 +276,13 @@ class SweepSpec(BaseModel):
         data = self.model_dump(mode="json", exclude={"space"})
         data["space"] = {param.key: _as_written(param) for param in self.space}
         return data
+
+
+def _storable(number: float) -> bool:
+    """Whether a number of a sweep file can be a config value: a finite float, or an integer that fits 64 bits."""
+    if isinstance(number, int):
+        return -INT64_MAX - 1 <= number <= INT64_MAX
+    return math.isfinite(number)
 
 
 def _as_written(param: Param) -> Any:
