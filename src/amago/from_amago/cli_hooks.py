@@ -9,6 +9,7 @@ typer (already loaded by the CLI) until a command runs.
 
 from __future__ import annotations
 
+import os
 import sys
 from pathlib import Path
 from typing import Annotated, Any
@@ -57,7 +58,9 @@ def import_amago(
     from amago.from_amago.run_folder import AmagoImportError, import_amago_run
     from amago_core.cli.output import fail
 
-    target = out if out is not None else amago_run_dir.with_name(amago_run_dir.name + "-amago")
+    # Named from the absolute path: `.` or `..` has no name of its own to add "-amago" to.
+    source = Path(os.path.abspath(amago_run_dir))
+    target = out if out is not None else source.with_name(source.name + "-amago")
     shape = None
     if image_shape is not None:
         parts = image_shape.replace("x", ",").split(",")

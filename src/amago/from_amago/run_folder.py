@@ -5,10 +5,16 @@ Reads ``ckpts/config.txt`` (gin's text, parsed without gin) and the weights AMAG
 (``model.safetensors`` or ``pytorch_model.bin``) — as tensors only (``torch.load(weights_only=True)``), and
 writes ``config.resolved.json``, ``spaces.json``, ``ckpts/latest/policy.safetensors`` and
 ``ckpts/policy_weights/policy_epoch_{e}.safetensors``.
+
+The AMAGO folder may come from anyone, and so may what lies at the output: every file is written inside the
+output folder through no symlink (checked for all of them before the first is written), under a temp name renamed
+into place (never through a hard link), while the output's run lock is held; an output that is a symlink, a file,
+a folder of other files, or an amago run without ``--overwrite`` is refused in one line.
 """
 
 from __future__ import annotations
 
+import os
 import re
 import shlex
 import sys
@@ -103,6 +109,49 @@ def _find_weights(ckpts: Path) -> tuple[Path | None, dict[int, Path]]:
                 epochs[int(match.group(1))] = file
     latest = ckpts / "latest" / "policy.pt"
     return (latest if latest.is_file() else None), dict(sorted(epochs.items()))
+
+
+def _check_out(out: Path, overwrite: bool) -> None:
+    """Refuses an output that is not a folder of the import's own: a symlink (which may point anywhere), a file,
+    a folder of other files, or an amago run (unless ``overwrite``)."""
+    from amago_core.experiment.run_dir import RunPaths
+
+    if out.is_symlink():
+        msg = (
+            f"{out} is a symlink (to {os.readlink(out)}): import-amago writes only into a real folder, never "
+            "through a link that may point anywhere; pass the path of a new folder as OUT"
+        )
+        raise AmagoImportError(msg)
+    if not out.exists():
+        return
+    if not out.is_dir():
+        msg = f"{out} is a file; pass the path of a new folder as OUT"
+        raise AmagoImportError(msg)
+    if RunPaths(out.parent, out.name).holds_a_run():
+        if not overwrite:
+            msg = f"{out} already holds an amago run; pass --overwrite to replace it or choose another OUT."
+            raise AmagoImportError(msg)
+        return
+    if any(out.iterdir()):
+        msg = (
+            f"{out} holds files but no amago run: import-amago writes into a new or empty folder only (--overwrite "
+            "replaces an amago run, nothing else); choose another OUT"
+        )
+        raise AmagoImportError(msg)
+
+
+def _left_over(paths: Any, epochs: list[int]) -> str | None:
+    """A note naming the replaced run's weights and states an ``--overwrite`` import leaves (it deletes nothing)."""
+    old = [epoch for epoch, _ in paths.saved_policies() if epoch not in epochs]
+    states = paths.saved_epochs()
+    if not old and not states:
+        return None
+    kept = [f"policy weights of epochs {', '.join(map(str, old))}"] if old else []
+    kept += [f"training states of epochs {', '.join(map(str, states))}"] if states else []
+    return (
+        f"{paths.root} still holds what the run it replaced left ({'; '.join(kept)}): they are not the AMAGO run's; "
+        "delete them unless you mean to keep them"
+    )
 
 
 def _check_run_dir(run_dir: Path) -> Path:
@@ -328,12 +377,11 @@ def import_amago_run(
     Raises:
         AmagoImportError: not an AMAGO run, a custom class, weights that do not map (one line each).
     """
-    from amago_core.experiment.checkpoints import save_policy_weights
     from amago_core.experiment.run_dir import RunPaths
-    from amago_core.io import atomic_write_json
 
     run_dir, out = Path(run_dir), Path(out)
     ckpts = _check_run_dir(run_dir)
+    _check_out(out, overwrite)
     try:
         config = read_config(ckpts / "config.txt")
     except AmagoConfigError as exc:
@@ -341,9 +389,6 @@ def import_amago_run(
     latest, epochs = _find_weights(ckpts)
     if latest is None and not epochs:
         msg = f"{ckpts} holds no AMAGO weights (latest/policy.pt, policy_weights/*.pt or training_states/*/); train the AMAGO run first."
-        raise AmagoImportError(msg)
-    if (out / "config.resolved.json").exists() and not overwrite:
-        msg = f"{out} already holds an amago run; pass --overwrite to replace it or choose another OUT."
         raise AmagoImportError(msg)
     result = ImportResult(out=out, notes=list(config.notes))
     latest_source = latest if latest is not None else epochs[max(epochs)]
@@ -390,15 +435,54 @@ def import_amago_run(
             raise AmagoImportError(msg) from exc
         mapped.append((label, converted, target))
     record = _run_record(config, found, out, max_seq_len, env_config, run_dir)
-    paths.make_dirs()
-    for label, converted, target in mapped:
-        agent.load_state_dict(converted, strict=True)
-        save_policy_weights(agent, target)
-        if label.startswith("epoch "):
-            result.epochs.append(int(label.split()[1]))
-    atomic_write_json(paths.spaces, found.to_json())
-    atomic_write_json(paths.config, record)
+    _write_run(paths, agent, mapped, found.to_json(), record, result)
+    left_over = _left_over(paths, result.epochs)
+    if left_over is not None:
+        result.notes.append(left_over)
     if echo is not None:
         for note in result.notes:
             echo(note)
     return result
+
+
+def _write_run(
+    paths: Any,
+    agent: torch.nn.Module,
+    mapped: list[tuple[str, dict[str, torch.Tensor], Path]],
+    spaces_json: Any,
+    record: dict[str, Any],
+    result: ImportResult,
+) -> None:
+    """Writes the amago run folder, holding its run lock: every path is checked to stay inside it through no
+    symlink before the first file is written, and each file is renamed into place (never written through a link).
+
+    Raises:
+        AmagoImportError: a path is a symlink, another amago process holds the folder, or a write failed.
+    """
+    from amago_core.experiment.checkpoints import save_policy_weights
+    from amago_core.experiment.run_lock import RunInUseError, acquire
+    from amago_core.io import UnsafePathError, atomic_write_json
+
+    root = paths.root
+    try:
+        folders = (paths.training_states, paths.policy_weights, paths.latest_policy.parent, paths.plots)
+        for target in (*folders, paths.spaces, paths.config, *(target for _, _, target in mapped)):
+            paths.check(target)
+        lock = acquire(root, "import-amago")
+        try:
+            paths.make_dirs()
+            for label, converted, target in mapped:
+                agent.load_state_dict(converted, strict=True)
+                save_policy_weights(agent, target, root=root)
+                if label.startswith("epoch "):
+                    result.epochs.append(int(label.split()[1]))
+            atomic_write_json(paths.spaces, spaces_json, root=root)
+            atomic_write_json(paths.config, record, root=root)
+        finally:
+            if lock is not None:
+                lock.release()
+    except (RunInUseError, UnsafePathError) as exc:  # one line naming the other process or the link
+        raise AmagoImportError(str(exc)) from exc
+    except OSError as exc:
+        msg = f"cannot write {root}: {exc.strerror or exc}; free space or fix the folder's permissions, then retry"
+        raise AmagoImportError(msg) from exc

@@ -61,8 +61,8 @@ def find_failing_builds(
     for line in stdout.splitlines():
         try:
             row = json.loads(line)
-        except ValueError:
-            continue  # a component printed to stdout while being built
+        except (ValueError, RecursionError):
+            continue  # a component printed to stdout while being built (even JSON nested past what Python parses)
         if not isinstance(row, dict) or "label" not in row:
             continue
         checked.add(row["label"])

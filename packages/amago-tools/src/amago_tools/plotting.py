@@ -46,6 +46,8 @@ TRAIN_RETURN = f"train/{EPISODIC_RETURN_KEY}"
 COUNT_KEYS = ("Episodes",)
 """Val metrics that count rather than measure: ``val_metrics.png`` skips them when they never change (a fixed
 evaluation budget finishes the same number of episodes every time)."""
+PLOT_FILES = ("returns.png", "val_metrics.png", "training.png")
+"""The figures :func:`plot_run` draws into ``{run_dir}/plots``."""
 MAX_POINTS = 2_000
 """Per kind of record (val, test, train), a file with fewer than twice this many is drawn whole; a longer one
 as every k-th record (k a power of two: between this many and twice this many of them) plus the last one."""
@@ -136,22 +138,31 @@ def _every_key(key: str) -> bool:
     return True
 
 
-def _parse(line: bytes) -> dict[str, Any] | None:
-    """One line's record; None for a line cut short by a crash or one that holds no JSON object."""
-    try:
-        record = json.loads(line)
-    except (json.JSONDecodeError, UnicodeDecodeError):
-        return None
-    return record if isinstance(record, dict) else None
+class _LineParser:
+    """Parses sampled lines into records, counting those nested more deeply than Python's JSON parser goes."""
 
+    def __init__(self) -> None:
+        self.too_deep = 0
 
-def _parse_losses(line: bytes) -> dict[str, Any] | None:
-    """The losses (and gradient steps) of a train record; a whole one is picked apart without parsing its
-    other metrics (:func:`amago_core.hooks.jsonl_logger.field_text`)."""
-    if not is_whole_flat_record(line):
-        return _parse(line)
-    picked = {key: _number_text(field_text(line, key)) for key in (*LOSS_KEYS, GRADIENT_STEPS)}
-    return {key: value for key, value in picked.items() if value is not None}
+    def record(self, line: bytes) -> dict[str, Any] | None:
+        """One line's record; None for a line cut short by a crash, one that holds no JSON object, or one nested
+        more deeply than Python parses (no line amago writes: its records are flat)."""
+        try:
+            record = json.loads(line)
+        except (json.JSONDecodeError, UnicodeDecodeError):
+            return None
+        except RecursionError:
+            self.too_deep += 1
+            return None
+        return record if isinstance(record, dict) else None
+
+    def losses(self, line: bytes) -> dict[str, Any] | None:
+        """The losses (and gradient steps) of a train record; a whole one is picked apart without parsing its
+        other metrics (:func:`amago_core.hooks.jsonl_logger.field_text`)."""
+        if not is_whole_flat_record(line):
+            return self.record(line)
+        picked = {key: _number_text(field_text(line, key)) for key in (*LOSS_KEYS, GRADIENT_STEPS)}
+        return {key: value for key, value in picked.items() if value is not None}
 
 
 def curves_from_records(records: Iterable[Mapping[str, Any]]) -> dict[str, Curve]:
@@ -182,16 +193,20 @@ def _kind(text: bytes) -> str | None:
     return "train" if b'"train/' in text else None
 
 
-def read_curves(path: Path, *, max_points: int = MAX_POINTS) -> dict[str, Curve]:
+def read_curves(
+    path: Path, *, max_points: int = MAX_POINTS, warn: Callable[[str], None] | None = None
+) -> dict[str, Curve]:
     """The val and test metrics (against env frames) and the training losses (against gradient steps) of a
     metrics.jsonl, streamed.
 
     Lines are told apart by a substring (a val, test or train key); other lines (the dataset records) are
     never parsed. Of each kind at most ``2 * max_points`` records are parsed and held (:data:`MAX_POINTS`),
     evenly spread over the file, plus the newest. A line cut short by a crash is skipped, as by
-    :func:`~amago_core.hooks.jsonl_logger.read_metrics`.
+    :func:`~amago_core.hooks.jsonl_logger.read_metrics`; so is a line nested more deeply than Python parses,
+    which ``warn`` is told about in one line.
     """
     kinds = {kind: _EveryKth(max_points) for kind in ("val", "test", "returns", "train")}
+    parser = _LineParser()
     with Path(path).open("rb") as handle:
         for line in handle:
             kind = _kind(line[:_HEAD]) or _kind(line)
@@ -199,13 +214,18 @@ def read_curves(path: Path, *, max_points: int = MAX_POINTS) -> dict[str, Curve]
                 continue
             sampler = kinds[kind]
             if sampler.wants(line):
-                record = _parse_losses(line) if kind == "train" else _parse(line)
+                record = parser.losses(line) if kind == "train" else parser.record(line)
                 if record is not None:
                     sampler.keep(record)
     curves: dict[str, Curve] = {}
     for kind, sampler in kinds.items():
-        for record in sampler.records(_parse_losses if kind == "train" else _parse):
+        for record in sampler.records(parser.losses if kind == "train" else parser.record):
             _add_record(curves, record, _is_curve_key)
+    if parser.too_deep and warn is not None:
+        warn(
+            f"skipped {parser.too_deep} line(s) of {path} nested more deeply than Python parses: amago writes "
+            "flat records, so they are no run's metrics; remove them"
+        )
     return curves
 
 
@@ -316,11 +336,9 @@ def plot_run(run_dir: str | Path) -> list[Path]:
     matplotlib.use("Agg")
     plt = require("matplotlib.pyplot", "plot", PLOTTING, PLOT_EXTRA_OF)
 
-    curves = read_curves(metrics_file)
-    # A run folder may come from anyone: a planted `plots` link (or `plots/returns.png` link) must not steer
-    # the PNGs elsewhere. Each figure is written under a temp name and renamed (never through a symlink).
-    out_dir = inside(run_dir, run_dir / "plots")
-    out_dir.mkdir(parents=True, exist_ok=True)
+    out_dir = _plots_folder(run_dir)
+    curves = read_curves(metrics_file, warn=_warn)
+    out_dir.mkdir(exist_ok=True)
     written: list[Path] = []
 
     def save(fig: Any, name: str, dpi: int) -> None:
@@ -382,6 +400,28 @@ def plot_run(run_dir: str | Path) -> list[Path]:
         save(fig, "training.png", 110)
         plt.close(fig)
     return written
+
+
+def _warn(line: str) -> None:
+    sys.stderr.write(f"amago: warning: {line}\n")
+
+
+def _plots_folder(run_dir: Path) -> Path:
+    """``run_dir/plots``, once it and every figure's path in it are checked: a run folder may come from anyone,
+    and a planted ``plots`` link (or ``plots/returns.png`` link) must not steer the PNGs elsewhere. All are
+    checked before the first figure is written, so a refused one leaves the folder as it was; each figure is
+    then written under a temp name and renamed (never through a symbolic or hard link).
+
+    Raises:
+        amago_core.io.UnsafePathError: ``plots`` or a figure's path is a symlink, or ``plots`` is a file.
+    """
+    out_dir = inside(run_dir, run_dir / "plots")
+    if out_dir.exists() and not out_dir.is_dir():
+        msg = f"{out_dir} is a file where amago draws the run's plots: move it away and retry"
+        raise UnsafePathError(msg, out_dir)
+    for name in PLOT_FILES:
+        inside(run_dir, out_dir / name)
+    return out_dir
 
 
 def plot_finished_run(run_dir: str | Path) -> list[Path]:

@@ -20,6 +20,15 @@ from typing import Any
 # Reading gin files
 # --------------------------------------------------------------------------------------------------------------
 
+MAX_GIN_DEPTH = 64
+"""Deepest a gin value may nest, counting each list, tuple or dict and each ``%MACRO`` followed (AMAGO's configs
+nest two or three levels). A file nesting deeper is refused in one line instead of exhausting Python's stack."""
+MAX_GIN_VALUE_ITEMS = 100_000
+"""Most values one binding may expand to once its ``%MACROS`` are replaced: a macro listing another twice, that
+one listing a third twice... doubles at each step, and a few dozen lines would expand past any memory."""
+MAX_INCLUDE_DEPTH = 32
+"""Deepest chain of ``include`` lines followed (a file including one that includes another...)."""
+
 
 @dataclass(frozen=True)
 class Reference:
@@ -158,36 +167,86 @@ def _read_value(tokens: list[tokenize.TokenInfo], source: str) -> Any:
         index += 1
     text = " ".join(pieces)
     line = tokens[0].start[0]
+    if _bracket_depth(tokens) > MAX_GIN_DEPTH:
+        raise GinSyntaxError(source, line, _too_deep(f"the value {_clip(text)!r}"))
     try:
         tree = ast.parse(text, mode="eval")
     except SyntaxError:
         raise GinSyntaxError(source, line, f"cannot read the value {_clip(text)!r}") from None
-    return _literal(tree.body, placeholders, source, line)
+    except RecursionError:
+        # Python's parser gives up on a chain such as `- - - ... 1` thousands long; its traceback says nothing.
+        msg = f"the value {_clip(text)!r} nests more deeply than Python can parse; gin values are literals a few levels deep: fix the line"
+        raise GinSyntaxError(source, line, msg) from None
+    return _literal(tree.body, placeholders, _Where(source, line, text))
 
 
-def _literal(node: ast.expr, placeholders: dict[str, Reference | Macro], source: str, line: int) -> Any:
-    """Evaluates a literal (numbers, strings, True/False/None, lists, tuples, dicts) with the placeholders."""
+_OPENING = frozenset("([{")
+_CLOSING = frozenset(")]}")
+
+
+def _bracket_depth(tokens: list[tokenize.TokenInfo]) -> int:
+    """The deepest nesting of brackets among ``tokens``."""
+    depth = deepest = 0
+    for token in tokens:
+        if token.type != tokenize.OP:
+            continue
+        if token.string in _OPENING:
+            depth += 1
+            deepest = max(deepest, depth)
+        elif token.string in _CLOSING:
+            depth -= 1
+    return deepest
+
+
+def _too_deep(what: str) -> str:
+    return (
+        f"{what} nests more than {MAX_GIN_DEPTH} levels deep (each list, tuple, dict and %MACRO followed is one; "
+        "AMAGO's configs nest two or three); flatten it"
+    )
+
+
+@dataclass(frozen=True)
+class _Where:
+    """The statement a value is read from, for messages: its file, line and value text."""
+
+    source: str
+    line: int
+    text: str
+
+
+def _literal(
+    node: ast.expr, placeholders: dict[str, Reference | Macro], where: _Where, depth: int = 0
+) -> Any:
+    """Evaluates a literal (numbers, strings, True/False/None, lists, tuples, dicts) with the placeholders.
+
+    Raises:
+        GinSyntaxError: not a literal, or nested more than :data:`MAX_GIN_DEPTH` levels deep.
+    """
+    if depth > MAX_GIN_DEPTH:
+        raise GinSyntaxError(where.source, where.line, _too_deep(f"the value {_clip(where.text)!r}"))
+    inner = depth + 1
     if isinstance(node, ast.Constant):
         return node.value
     if isinstance(node, ast.Name) and node.id in placeholders:
         return placeholders[node.id]
     if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub | ast.UAdd):
-        operand = _literal(node.operand, placeholders, source, line)
+        operand = _literal(node.operand, placeholders, where, inner)
         if isinstance(operand, int | float) and not isinstance(operand, bool):
             return -operand if isinstance(node.op, ast.USub) else operand
     if isinstance(node, ast.List):
-        return [_literal(item, placeholders, source, line) for item in node.elts]
+        return [_literal(item, placeholders, where, inner) for item in node.elts]
     if isinstance(node, ast.Tuple):
-        return tuple(_literal(item, placeholders, source, line) for item in node.elts)
+        return tuple(_literal(item, placeholders, where, inner) for item in node.elts)
     if isinstance(node, ast.Dict) and None not in node.keys:
         return {
-            _literal(key, placeholders, source, line): _literal(value, placeholders, source, line)
+            _literal(key, placeholders, where, inner): _literal(value, placeholders, where, inner)
             for key, value in zip(node.keys, node.values, strict=True)
             if key is not None
         }
-    text = ast.unparse(node)
+    # The node's own text (ast.unparse would recurse through a node that may be thousands deep).
+    text = ast.get_source_segment(where.text, node) or where.text
     msg = f"cannot read the value {_clip(text)!r}: gin values are Python literals, @references and %MACROS"
-    raise GinSyntaxError(source, line, msg)
+    raise GinSyntaxError(where.source, where.line, msg)
 
 
 def _clip(text: str, limit: int = 60) -> str:
@@ -253,7 +312,9 @@ def read_gin(path: str | Path) -> list[GinStatement]:
 
     Raises:
         OSError: ``path`` itself cannot be read.
-        GinSyntaxError: a statement cannot be read, or an include is missing or includes itself.
+        GinSyntaxError: a statement cannot be read, an include is missing, includes itself or nests more than
+            :data:`MAX_INCLUDE_DEPTH` deep, or a value with its ``%MACROS`` replaced nests more than
+            :data:`MAX_GIN_DEPTH` levels or expands to more than :data:`MAX_GIN_VALUE_ITEMS` values.
     """
     top = Path(path)
     reading: list[Path] = []
@@ -266,6 +327,9 @@ def read_gin(path: str | Path) -> list[GinStatement]:
             reading.pop()
 
     def include(name: str, source: str, line: int) -> list[GinStatement]:
+        if len(reading) >= MAX_INCLUDE_DEPTH:
+            msg = f"include {name!r}: includes nest more than {MAX_INCLUDE_DEPTH} files deep; include the files from one file instead"
+            raise GinSyntaxError(source, line, msg)
         here = reading[-1].parent
         found = next((c for c in (here / name, Path(name)) if c.is_file()), None)
         if found is None:
@@ -277,10 +341,83 @@ def read_gin(path: str | Path) -> list[GinStatement]:
         except (OSError, UnicodeDecodeError) as exc:
             raise GinSyntaxError(source, line, f"include {name!r}: {exc}") from None
 
-    return read(top, str(path))
+    statements = read(top, str(path))
+    check_expansion(statements)
+    return statements
 
 
-def resolve_macros(value: Any, macros: dict[str, GinStatement], seen: tuple[str, ...] = ()) -> Any:
+def check_expansion(statements: list[GinStatement]) -> None:
+    """Refuses values that, their ``%MACROS`` replaced, nest too deeply or grow too large to resolve.
+
+    Measured once per macro (a macro used many times is not walked again), and the walk stops as soon as a value
+    passes :data:`MAX_GIN_DEPTH`, so that a hostile file can exhaust neither the stack nor memory here.
+
+    Raises:
+        GinSyntaxError: naming the statement whose value nests more than :data:`MAX_GIN_DEPTH` levels (each
+            container and each macro followed is one) or expands to more than :data:`MAX_GIN_VALUE_ITEMS` values.
+    """
+    macros = {statement.target: statement for statement in statements if statement.parameter is None}
+    measured: dict[str, tuple[int, int]] = {}
+    for statement in statements:
+        try:
+            _measure(statement.value, macros, measured, level=0, resolving=())
+        except _TooLarge as exc:
+            raise GinSyntaxError(statement.source, statement.line, f"{statement.binding}: {exc}") from None
+
+
+class _TooLarge(ValueError):
+    """A value that nests too deeply or expands to too many values (the message follows the binding's name)."""
+
+
+def _measure(
+    value: Any,
+    macros: dict[str, GinStatement],
+    measured: dict[str, tuple[int, int]],
+    *,
+    level: int,
+    resolving: tuple[str, ...],
+) -> tuple[int, int]:
+    """``(levels of nesting below value, values it expands to)``, its macros replaced; ``measured`` caches each
+    macro's. Raises :class:`_TooLarge` once ``level`` (the nesting above ``value``) plus its own passes the bound.
+
+    A macro that refers to itself or is never defined counts as one value: :func:`resolve_macros` says what is
+    wrong with it.
+    """
+    if level > MAX_GIN_DEPTH:
+        raise _TooLarge(_too_deep("its value, %MACROS replaced,"))
+    if isinstance(value, Macro):
+        definition = macros.get(value.name)
+        if definition is None or value.name in resolving:
+            return 0, 1
+        if value.name not in measured:
+            measured[value.name] = _measure(
+                definition.value, macros, measured, level=level + 1, resolving=(*resolving, value.name)
+            )
+        depth, items = measured[value.name]
+        depth += 1
+    elif isinstance(value, list | tuple | dict):
+        children = list(value.values()) if isinstance(value, dict) else list(value)
+        sizes = [
+            _measure(child, macros, measured, level=level + 1, resolving=resolving) for child in children
+        ]
+        depth = 1 + max((child_depth for child_depth, _ in sizes), default=0)
+        items = 1 + sum(child_items for _, child_items in sizes)
+    else:
+        return 0, 1
+    if level + depth > MAX_GIN_DEPTH:
+        raise _TooLarge(_too_deep("its value, %MACROS replaced,"))
+    if items > MAX_GIN_VALUE_ITEMS:
+        msg = (
+            f"its value, %MACROS replaced, expands to more than {MAX_GIN_VALUE_ITEMS:,} values (a macro that uses "
+            "another several times, which uses another several times...); write the values out"
+        )
+        raise _TooLarge(msg)
+    return depth, items
+
+
+def resolve_macros(
+    value: Any, macros: dict[str, GinStatement], seen: tuple[str, ...] = (), *, level: int = 0
+) -> Any:
     """``value`` with every :class:`Macro` in it replaced by the value its definition gives (macros of macros too).
 
     Args:
@@ -288,11 +425,16 @@ def resolve_macros(value: Any, macros: dict[str, GinStatement], seen: tuple[str,
         macros: the file's macro definitions by name (:attr:`GinStatement.target` of a statement without a
             parameter).
         seen: the macros being resolved around this one, to catch a macro that refers to itself.
+        level: how deeply ``value`` sits in the binding's value (containers and macros followed); past
+            :data:`MAX_GIN_DEPTH` it is refused (:func:`read_gin` refuses such files before anything resolves).
 
     Raises:
-        ValueError: a macro refers to itself, is never defined, or is ``gin.REQUIRED``; the message is a phrase
-            that follows the binding's name.
+        ValueError: a macro refers to itself, is never defined, or is ``gin.REQUIRED``, or the value nests too
+            deeply; the message is a phrase that follows the binding's name.
     """
+    if level > MAX_GIN_DEPTH:
+        raise ValueError(_too_deep("its value, %MACROS replaced,"))
+    inner = level + 1
     if isinstance(value, Macro):
         if value.name in seen:
             msg = f"%{value.name} refers to itself"
@@ -304,11 +446,11 @@ def resolve_macros(value: Any, macros: dict[str, GinStatement], seen: tuple[str,
         if definition is None:
             msg = f"uses %{value.name}, which the file never defines"
             raise ValueError(msg)
-        return resolve_macros(definition.value, macros, (*seen, value.name))
+        return resolve_macros(definition.value, macros, (*seen, value.name), level=inner)
     if isinstance(value, list):
-        return [resolve_macros(item, macros, seen) for item in value]
+        return [resolve_macros(item, macros, seen, level=inner) for item in value]
     if isinstance(value, tuple):
-        return tuple(resolve_macros(item, macros, seen) for item in value)
+        return tuple(resolve_macros(item, macros, seen, level=inner) for item in value)
     if isinstance(value, dict):
-        return {key: resolve_macros(item, macros, seen) for key, item in value.items()}
+        return {key: resolve_macros(item, macros, seen, level=inner) for key, item in value.items()}
     return value
