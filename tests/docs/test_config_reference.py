@@ -105,6 +105,19 @@ def test_update_rewrites_only_the_generated_block(tmp_path):
     assert "up to date" in again.stderr
 
 
+@pytest.mark.parametrize("link", ["symlink", "hard link"])
+def test_update_never_writes_through_a_link(tmp_path, link):
+    # The page given may be a link to a file elsewhere (someone else's notes): rewriting it would change that file.
+    outside = tmp_path / "outside.md"
+    outside.write_text(f"{BEGIN_MARKER}\nstale\n{END_MARKER}\n", encoding="utf-8")
+    page = tmp_path / "page.md"
+    page.symlink_to(outside) if link == "symlink" else page.hardlink_to(outside)
+    result = runner.invoke(app, ["config", "reference", "--update", str(page)])
+    assert result.exit_code == 2
+    assert "is a link (symbolic or hard); pass the page itself" in result.stderr
+    assert outside.read_text(encoding="utf-8") == f"{BEGIN_MARKER}\nstale\n{END_MARKER}\n"
+
+
 def test_update_without_markers_says_where_to_put_them(tmp_path):
     page = tmp_path / "page.md"
     page.write_text("# No markers here\n", encoding="utf-8")

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from amago_core.cli.output import fail
+from amago_core.io import atomic_write_text
 
 
 @dataclass(frozen=True)
@@ -63,6 +64,9 @@ def write_generated(generated: str, block: GeneratedBlock, page: Path | None) ->
     if page is None:
         sys.stdout.write(generated)
         return
+    if page.is_symlink() or (page.is_file() and page.stat().st_nlink > 1):
+        # Rewriting a link would change the file it shares its content with, wherever that lies.
+        fail(f"{page} is a link (symbolic or hard); pass the page itself, a plain file, to --update")
     try:
         text = page.read_text(encoding="utf-8")
     except OSError as exc:
@@ -74,5 +78,5 @@ def write_generated(generated: str, block: GeneratedBlock, page: Path | None) ->
     if updated == text:
         sys.stderr.write(f"{page} is up to date\n")
         return
-    page.write_text(updated, encoding="utf-8")
+    atomic_write_text(page, updated)  # renamed into place: a crash leaves the old page, never half of one
     sys.stderr.write(f"updated {block.what} in {page}\n")
