@@ -92,8 +92,10 @@ def recorded_videos(request: EvalRequest) -> Mapping[str, Any] | None:
     if written:
         request.log_files("videos", written)
     if len(written) < video.episodes:
+        # With --episodes, env 0 plays only its share of them: more steps would not record more.
+        more = "--episodes" if request.options.get("episodes") else "--timesteps"
         sys.stderr.write(
             f"amago: warning: recorded {len(written)} of {video.episodes} episode(s): test env 0 "
-            f"finished only {len(written)} within the evaluation; raise --timesteps\n"
+            f"finished only {len(written)} within the evaluation; raise {more}\n"
         )
     return {"videos": [str(path) for path in written]}

@@ -37,24 +37,25 @@ import contextlib
 import importlib.util
 import io
 import logging
+import os
 import re
 import sys
 import sysconfig
 import traceback
 import warnings
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import torch
 
-from amago_core.io import atomic_write, atomic_write_json
+from amago_core.io import atomic_write, atomic_write_json, inside
 from amago_core.plugins.registry import Registries
 from amago_core.plugins.registry import registries as installed_registries
 from amago_core.rollout.spaces import space_to_json
-from amago_tools.policy.loader import LoadedRun, describe, load_run
+from amago_tools.policy.loader import LoadedRun, PolicyLoadError, describe, load_run
 from amago_tools.policy.memory import MemoryLayout
 from amago_tools.recorded import RecordedSteps, record_steps
 
@@ -338,19 +339,56 @@ def _exportable_memory(agent: torch.nn.Module) -> Iterator[None]:
         yield
 
 
-def _write_checked(out: Path, write: Callable[[Path], float]) -> float:
+def _write_checked(out: Path, write: Callable[[Path], float], root: Path) -> float:
     """Calls ``write(tmp)`` (writes the file, checks it, returns the largest difference) and keeps the file.
 
-    Through :func:`~amago_core.io.atomic_write`: a file that fails its check never replaces ``out``, and the kept
-    file gets the mode a plain ``open()`` would give it (the temp file is private until then).
+    Through :func:`~amago_core.io.atomic_write`: a file that fails its check never replaces ``out``, nothing is
+    written through a symlink under ``root``, and the kept file gets the mode a plain ``open()`` would give it
+    (the temp file is private until then).
     """
     worst: list[float] = []
-    atomic_write(out, lambda tmp: worst.append(write(tmp)))
+    atomic_write(out, lambda tmp: worst.append(write(tmp)), root=root)
     return worst[0]
 
 
+def _write_root(run_dir: Path, out: Path) -> Path:
+    """The folder the export's writes must stay in: the run folder when ``out`` lies in it (the default
+    ``RUN_DIR/export``, where a planted link must not steer a write elsewhere), else ``out``, the user's choice."""
+    absolute = Path(os.path.abspath(out))
+    return run_dir if absolute.is_relative_to(os.path.abspath(run_dir)) else out
+
+
+def _with_env_options(loaded: LoadedRun, overrides: Sequence[str], registries: Registries) -> LoadedRun:
+    """``loaded`` with ``-o env.OPTION=VALUE`` items applied to its env config (the one the files are checked on).
+
+    Raises:
+        PolicyLoadError: an item that does not parse, another env kind, or an env config the suite refuses.
+    """
+    from pydantic import ValidationError
+
+    from amago_core.config.errors import describe_validation_error
+    from amago_core.config.sources import ConfigSourceError, load_config
+    from amago_core.plugins.errors import PluginError
+
+    base = loaded.config.model_dump(mode="json")
+    try:
+        config = load_config(base=base, overrides=overrides, environ={}, registries=registries)
+        changed = replace(loaded, config=config.resolved(registries))
+        if changed.kind("env") == loaded.kind("env"):
+            return changed
+        problem = (
+            f"the files are checked on the run's own env ({loaded.kind('env')}); only its options may change"
+        )
+    except ValidationError as exc:
+        problem = "; ".join(describe_validation_error(exc))
+    except (ConfigSourceError, PluginError) as exc:
+        problem = str(exc)
+    msg = f"cannot check the export on the env of -o {' -o '.join(overrides)}: {problem}"
+    raise PolicyLoadError(msg)
+
+
 def _write_torchscript(
-    step: PolicyStep, signature: _Signature, recorded: RecordedSteps, out: Path, encoder: str
+    step: PolicyStep, signature: _Signature, recorded: RecordedSteps, out: Path, encoder: str, root: Path
 ) -> float:
     with _quiet_exporters() as caught, torch.no_grad():
         try:
@@ -372,11 +410,11 @@ def _write_torchscript(
         with torch.no_grad():
             return _compare("TorchScript", lambda args: loaded(*args), step, recorded, hint)
 
-    return _write_checked(out, write)
+    return _write_checked(out, write, root)
 
 
 def _write_onnx(
-    step: PolicyStep, signature: _Signature, recorded: RecordedSteps, out: Path, encoder: str
+    step: PolicyStep, signature: _Signature, recorded: RecordedSteps, out: Path, encoder: str, root: Path
 ) -> float:
     if not onnx_available():
         msg = f"ONNX needs {', '.join(ONNX_MODULES)}: {EXPORT_EXTRA}"
@@ -415,7 +453,7 @@ def _write_onnx(
 
         return _compare("ONNX", run_onnx, step, recorded, "")
 
-    return _write_checked(out, write)
+    return _write_checked(out, write, root)
 
 
 WRITERS = {"torchscript": _write_torchscript, "onnx": _write_onnx}
@@ -481,6 +519,7 @@ def export_policy(
     n_envs: int = 1,
     check_steps: int = DEFAULT_CHECK_STEPS,
     registries: Registries | None = None,
+    env_options: Sequence[str] = (),
 ) -> ExportReport:
     """Writes the run's policy step (see the module docstring) as TorchScript and/or ONNX, each file checked.
 
@@ -492,12 +531,15 @@ def export_policy(
         n_envs: envs the step takes at once (the files' fixed batch size).
         check_steps: steps of the recorded rollout each file is compared on.
         registries: where to find the run's components (default: the installed plugins).
+        env_options: ``env.OPTION=VALUE`` items (``amago export -o``) for the env the files are checked on.
 
     Returns:
         What was written; a format that failed has its reason in ``error`` and leaves no file.
 
     Raises:
-        amago_tools.policy.PolicyLoadError: the run's policy cannot be loaded.
+        amago_tools.policy.PolicyLoadError: the run's policy cannot be loaded, or ``env_options`` do not apply.
+        amago_core.io.UnsafePathError: ``out_dir`` (by default ``RUN_DIR/export``) or a file to write there is a
+            symlink in the run folder (checked before anything is written).
         ValueError: an unknown format, or ``n_envs`` / ``check_steps`` below 1.
     """
     unknown = [name for name in formats if name not in FORMATS]
@@ -508,22 +550,27 @@ def export_policy(
         msg = f"n_envs and check_steps must be at least 1; got {n_envs} and {check_steps}."
         raise ValueError(msg)
     registries = registries if registries is not None else installed_registries()
+    out = Path(out_dir) if out_dir is not None else Path(run_dir) / "export"
+    root = _write_root(Path(run_dir), out)
+    for path in (out, out / MANIFEST_NAME, *(out / FILE_NAMES[name] for name in formats)):
+        inside(root, path)  # before the slow part, and again at each write
     loaded = load_run(run_dir, epoch, device="cpu", registries=registries)
-    out = Path(out_dir) if out_dir is not None else loaded.run_dir / "export"
+    checked = _with_env_options(loaded, env_options, registries) if env_options else loaded
     out.mkdir(parents=True, exist_ok=True)
     with _exportable_memory(loaded.agent):
         layout = MemoryLayout.of(loaded.agent, n_envs)
         step = PolicyStep(loaded.agent, list(loaded.spaces.obs_space.spaces), layout).eval()
         # Frozen weights: a file's outputs then never carry autograd history, whoever calls it and however.
         step.requires_grad_(False)
-        recorded = record_steps(loaded, layout, registries, n_envs=n_envs, steps=check_steps)
+        recorded = record_steps(checked, layout, registries, n_envs=n_envs, steps=check_steps)
         signature = _Signature.of(step, recorded)
+        checked_on = recorded.source + "".join(f" -o {item}" for item in env_options)
         encoder = loaded.kind("traj_encoder")
         results = []
         for name in dict.fromkeys(formats):
             path = out / FILE_NAMES[name]
             try:
-                worst = WRITERS[name](step, signature, recorded, path, encoder)
+                worst = WRITERS[name](step, signature, recorded, path, encoder, root)
             except ExportError as exc:
                 results.append(ExportResult(name, None, error=str(exc)))
                 continue
@@ -531,5 +578,5 @@ def export_policy(
         manifest = None
         if any(result.path is not None for result in results):
             manifest = out / MANIFEST_NAME
-            atomic_write_json(manifest, _manifest(loaded, step, signature, results, recorded.source))
-    return ExportReport(out_dir=out, manifest=manifest, results=results, checked_on=recorded.source)
+            atomic_write_json(manifest, _manifest(loaded, step, signature, results, checked_on), root=root)
+    return ExportReport(out_dir=out, manifest=manifest, results=results, checked_on=checked_on)

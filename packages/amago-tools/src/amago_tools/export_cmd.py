@@ -12,10 +12,14 @@ from typing import Annotated
 import typer
 
 from amago_core.cli.errors import RUNTIME_ERROR, DebugFlag, debugging, one_line_errors
+from amago_core.cli.eval_cmd import refuse_fixed_settings
 from amago_core.cli.output import fail
 
 FORMAT_CHOICES = {"torchscript": ["torchscript"], "onnx": ["onnx"], "both": ["torchscript", "onnx"]}
 """``--format`` values and the files each writes."""
+EXPORT_SETTINGS = ("env.*",)
+"""What ``amago export -o`` may set: options of the env the files are checked on (its kind stays the run's: the
+exported step takes that env's observations). The policy itself is its weights'."""
 
 
 def export_command(
@@ -30,6 +34,15 @@ def export_command(
     n_envs: Annotated[
         int, typer.Option("--n-envs", min=1, help="Envs the exported step takes at once (its batch size).")
     ] = 1,
+    override: Annotated[
+        list[str] | None,
+        typer.Option(
+            "-o",
+            "--override",
+            help="env.OPTION=VALUE, as for `amago run`; repeatable. Options of the env the files are checked on "
+            "(e.g. a data path on this machine); the rest is what the policy was trained with.",
+        ),
+    ] = None,
     debug: DebugFlag = False,
 ) -> None:
     """Write the policy's step function (obs, rl2, time_idx, memory -> action, memory), checked against the
@@ -41,6 +54,8 @@ def export_command(
     from amago_tools.export import EXPORT_EXTRA, ONNX_MODULES, export_policy, onnx_available
     from amago_tools.policy.loader import PolicyLoadError
 
+    env_options = list(override or [])
+    refuse_fixed_settings(env_options, EXPORT_SETTINGS, "export")
     formats = FORMAT_CHOICES.get(file_format)
     if formats is None:
         fail(f"--format must be torchscript, onnx or both (got {file_format!r})")
@@ -49,7 +64,9 @@ def export_command(
     debug = debugging(debug)
     with one_line_errors(debug):
         try:
-            report = export_policy(run_dir, out, epoch=epoch, formats=formats, n_envs=n_envs)
+            report = export_policy(
+                run_dir, out, epoch=epoch, formats=formats, n_envs=n_envs, env_options=env_options
+            )
         except PolicyLoadError as exc:
             if debug:
                 raise

@@ -251,18 +251,30 @@ class EpisodeRecorder(gymnasium.Wrapper):
     def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> tuple[Any, dict]:
         obs, info = self.env.reset(seed=seed, options=options)
         # An episode cut off before its end (the pool was reset) is not a recording of a whole episode.
-        self.frames = [_rgb_frame(self.env.render(), self.env_name)] if self.recording else []
+        self.frames = [self._frame()] if self.recording else []
         return obs, info
 
     def step(self, action: Any) -> tuple[Any, Any, bool, bool, dict]:
         obs, reward, terminated, truncated, info = self.env.step(action)
         if self.recording and self.frames:
-            self.frames.append(_rgb_frame(self.env.render(), self.env_name))
+            self.frames.append(self._frame())
             if terminated or truncated:
                 write_video(self.frames, self.request.path(self.recorded), self.fps)
                 self.recorded += 1
                 self.frames = []
         return obs, reward, terminated, truncated, info
+
+    def _frame(self) -> np.ndarray:
+        """The env's picture now; an env that cannot render (gymnasium's default ``render``) is one line."""
+        try:
+            frame = self.env.render()
+        except NotImplementedError as exc:
+            msg = (
+                f"env {self.env_name!r} cannot render (its render() raises NotImplementedError), so --video cannot "
+                "record it; evaluate it without --video"
+            )
+            raise VideoFramesError(msg) from exc
+        return _rgb_frame(frame, self.env_name)
 
 
 def _recording_env(make_env: Callable[[], Any], request: VideoRequest) -> Any:

@@ -8,11 +8,13 @@ hooks (``amago_eval_begin``, ``amago_eval_test_makers``, ``amago_eval_end``).
 
 from __future__ import annotations
 
+import functools
 import json
 import sys
+from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, cast
 
 import typer
 
@@ -23,13 +25,46 @@ from amago_core.hooks.specs import EvalRequest, RunOption
 
 RunDir = Annotated[Path, typer.Argument(help="A run folder: {ckpt_base_dir}/{run_name}.")]
 
+EVAL_SETTINGS: tuple[str, ...] = (
+    "env",
+    "env.*",
+    "rollout.*",
+    "schedule.val_timesteps_per_epoch",
+    "run.seed",
+    "run.torch_threads",
+    "run.compile",
+)
+"""What ``amago eval -o`` may set (``section.*``: any setting of the section): the envs evaluated on and how they
+are stepped. Everything else is what the evaluated policy was trained with."""
+
+EvalOverrides = Annotated[
+    list[str] | None,
+    typer.Option(
+        "-o",
+        "--override",
+        help=f"section.field=value, as for `amago run`; repeatable. Only what an evaluation can change: "
+        f"{', '.join(EVAL_SETTINGS)}.",
+    ),
+]
+
 
 def eval_command(
     run_dir: RunDir,
     env: Annotated[str | None, typer.Option("--env", help="Evaluate on another env id.")] = None,
-    episodes: Annotated[int | None, typer.Option("--episodes", help="Stop after this many episodes.")] = None,
+    episodes: Annotated[
+        int | None,
+        typer.Option(
+            "--episodes",
+            min=1,
+            help="Evaluate exactly this many episodes (each test env plays its share of them).",
+        ),
+    ] = None,
     timesteps: Annotated[
-        int | None, typer.Option("--timesteps", help="Steps per env (default: the run's val setting).")
+        int | None,
+        typer.Option(
+            "--timesteps",
+            help="Steps per env at most (default: the run's val setting, times the rounds --episodes needs).",
+        ),
     ] = None,
     epoch: Annotated[
         int | None, typer.Option("--epoch", help="Weights of this epoch (default: latest).")
@@ -42,12 +77,14 @@ def eval_command(
             "splits), or unseen (tasks held out of training, for suites that can tell).",
         ),
     ] = "test",
+    override: EvalOverrides = None,
     debug: DebugFlag = False,
     **plugin_options: Any,
 ) -> None:
     """Evaluate a run's policy (latest weights unless --epoch) and print the metrics as JSON.
 
-    The JSON's ``tasks`` entry says which tasks were used (``choice`` and the suite's description of them).
+    The JSON's ``episodes_evaluated`` says how many episodes the metrics average over, and its ``tasks`` entry
+    which tasks were used (``choice`` and the suite's description of them).
     """
     # Every option by name, taken first (only the parameters are local yet), for the plugins' eval hooks.
     options = {name: value for name, value in locals().items() if name != "plugin_options"}
@@ -65,6 +102,8 @@ def eval_command(
             )
         fail(f"{run_dir} has no config.resolved.json; pass a run folder ({{ckpt_base_dir}}/{{run_name}})")
     tasks = _tasks_or_fail(tasks)
+    overrides = list(override or [])
+    refuse_fixed_settings(overrides, EVAL_SETTINGS, "eval")
     # Only the run's own test split logs as `test/`; other tasks get their own section, so that
     # `amago compare` never takes a pass on training or held-out tasks for the run's test result.
     section = "test" if tasks == "test" else f"test-{tasks}"
@@ -81,7 +120,7 @@ def eval_command(
         logging={"verbose": False, "log_to_wandb": False},
     )
     try:
-        config = load_config([resolved_file], flags=flags).resolved()
+        config = load_config([resolved_file], flags=flags, overrides=overrides).resolved()
     except (ConfigSourceError, ValidationError, PluginError) as exc:
         fail_on_config_error(exc)
     debug = debugging(debug)
@@ -99,13 +138,15 @@ def eval_command(
             experiment.checkpoints.load_path(weights, whole_state=False)
             trained_epoch = _take_trained_progress(experiment, epoch)
             _add_eval_backends(experiment, run_dir, record, trained_with_wandb)
-            steps = timesteps or config.schedule.val_timesteps_per_epoch
+            steps = timesteps or _step_limit(config, episodes)
             request = replace(
                 request,
                 epoch=trained_epoch,
                 log_files=lambda kind, paths: experiment.reports.files(kind, paths, section),
             )
             wrappers = list(reversed(hooks.amago_eval_test_makers(request=request)))  # in install order
+            if episodes is not None:
+                wrappers.append(functools.partial(_share_episodes, episodes))
             metrics: dict[str, Any] = experiment.evaluate_test(
                 make_env,
                 steps,
@@ -113,6 +154,7 @@ def eval_command(
                 wrap_test_makers=_chained(wrappers) if wrappers else None,
                 section=section,
             )
+            metrics["episodes_evaluated"] = _episodes_evaluated(metrics, episodes, steps)
             for entries in reversed(hooks.amago_eval_end(request=request, metrics=metrics)):
                 added.update(entries)
         finally:
@@ -130,6 +172,109 @@ def plugin_eval_options() -> list[RunOption]:
 def with_eval_options() -> Any:
     """``amago eval`` with the options installed plugins add, before ``--debug``."""
     return with_options(eval_command, eval_command, plugin_eval_options())
+
+
+def refuse_fixed_settings(overrides: list[str], allowed: tuple[str, ...], command: str) -> None:
+    """Exits 2 in one line when an ``-o`` item is malformed or sets what ``amago {command}`` cannot change: a
+    setting outside ``allowed`` (dotted keys; ``section.*``: any setting of the section)."""
+    from amago_core.config.sources import ConfigSourceError, parse_override
+
+    for item in overrides:
+        try:
+            tree = parse_override(item)
+        except ConfigSourceError as exc:
+            fail(str(exc))
+        for key in _dotted_keys(tree):
+            if not any(
+                key == name or (name.endswith(".*") and key.startswith(name[:-1])) for name in allowed
+            ):
+                fail(
+                    f"-o {item}: `amago {command}` cannot change {key}, which the run's policy was trained with; "
+                    f"its -o takes {', '.join(allowed)}"
+                )
+
+
+def _dotted_keys(tree: dict[str, Any]) -> list[str]:
+    """``{"rollout": {"parallel_actors": 2}}`` -> ``["rollout.parallel_actors"]`` (walked without recursion)."""
+    keys, stack = [], [("", tree)]
+    while stack:
+        prefix, node = stack.pop()
+        for key, value in node.items():
+            if isinstance(value, dict) and value:
+                stack.append((f"{prefix}{key}.", value))
+            else:
+                keys.append(f"{prefix}{key}")
+    return keys
+
+
+def _step_limit(config: Any, episodes: int | None) -> int:
+    """Steps per env without ``--timesteps``: the run's val steps, once per round of episodes ``--episodes`` asks
+    of each env (a run's val steps play one round or more)."""
+    rounds = -(-episodes // config.rollout.parallel_actors) if episodes else 1
+    return int(config.schedule.val_timesteps_per_epoch * rounds)
+
+
+def _share_episodes(episodes: int, makers: list[Callable[[], Any]]) -> list[Callable[[], Any]]:
+    """``makers`` with env ``i`` playing its share of ``episodes`` (the shares differ by at most one), so that
+    exactly ``episodes`` finish even when several end in the same step."""
+    count = len(makers)
+    return [
+        functools.partial(_env_with_quota, make, episodes // count + (i < episodes % count))
+        for i, make in enumerate(makers)
+    ]
+
+
+def _env_with_quota(make_env: Callable[[], Any], quota: int) -> Any:
+    from amago_core.rollout.env import AMAGOEnv
+
+    env = make_env()
+    # A vectorised env's rows end together: they are left as they are (the count then says so).
+    if isinstance(env, AMAGOEnv) and env.batched_envs == 1:
+        env.env = cast(Any, _EpisodeQuota(env.env, quota))  # duck-typed: the CLI does not import gymnasium
+    return env
+
+
+class _EpisodeQuota:
+    """A gymnasium env that idles after ``quota`` episodes: each step returns its last reset's observation, reward
+    0 and never ends, so no later episode is played or counted."""
+
+    def __init__(self, env: Any, quota: int) -> None:
+        self.env, self.left = env, quota
+        self.idle: tuple[Any, Any] | None = None
+
+    def __getattr__(self, name: str) -> Any:
+        env = self.__dict__.get("env")  # absent while a copy is built: no recursion through this method
+        if env is None:
+            raise AttributeError(name)
+        return getattr(env, name)
+
+    def reset(self, **kwargs: Any) -> tuple[Any, Any]:
+        obs, info = self.env.reset(**kwargs)
+        self.idle = None if self.left > 0 else (obs, info)
+        return obs, info
+
+    def step(self, action: Any) -> tuple[Any, Any, bool, bool, Any]:
+        if self.idle is not None:
+            return self.idle[0], 0.0, False, False, self.idle[1]
+        obs, reward, terminated, truncated, info = self.env.step(action)
+        self.left -= int(bool(terminated or truncated))
+        return obs, reward, terminated, truncated, info
+
+
+def _episodes_evaluated(metrics: dict[str, Any], asked: int | None, steps: int) -> int:
+    """How many episodes the metrics average over; one line on stderr when it is not the ``--episodes`` asked."""
+    evaluated = int(metrics.get("Episodes", 0))
+    if asked is not None and evaluated < asked:
+        sys.stderr.write(
+            f"amago: warning: evaluated {evaluated} of {asked} episodes: the {steps} steps per env ran out "
+            "first; raise --timesteps\n"
+        )
+    elif asked is not None and evaluated > asked:
+        sys.stderr.write(
+            f"amago: note: evaluated {evaluated} episodes, not {asked}: the test envs are vectorised, and the "
+            "episodes of their rows that end in the same step all count\n"
+        )
+    return evaluated
 
 
 def _chained(wrappers: list[Any]) -> Any:

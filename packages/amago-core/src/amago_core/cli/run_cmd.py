@@ -83,6 +83,12 @@ def resolve_run_config(
     sources = list(files)
     if resume is not None:
         resolved = resume / RUN_RECORD_NAME
+        if not resume.is_dir():
+            what = "is a file" if resume.exists() else "does not exist"
+            fail(
+                f"cannot resume {resume}: it {what}; pass the run folder to continue ({{ckpt_base_dir}}/{{run_name}}, "
+                f"the one holding {RUN_RECORD_NAME}), or drop --resume to start a new run"
+            )
         if not resolved.is_file():
             fail(f"cannot resume {resume}: it has no {RUN_RECORD_NAME} (is it a run folder?)")
         sources.insert(0, resolved)

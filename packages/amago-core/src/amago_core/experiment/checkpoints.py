@@ -12,7 +12,6 @@ the target. Every write and delete is checked to stay in the run folder through 
 
 from __future__ import annotations
 
-import json
 import os
 import random
 import shutil
@@ -39,7 +38,7 @@ from amago_core.experiment.run_dir import (
     kept_epochs,
     os_error_code,
 )
-from amago_core.experiment.safe_state import DamagedStateError, load_state, save_state
+from amago_core.experiment.safe_state import DamagedStateError, load_state, read_state_json, save_state
 from amago_core.file_format import RefusedStateError, migrated
 
 MODEL_FILE = "model.safetensors"
@@ -159,12 +158,13 @@ def write_progress(folder: Path, progress: dict[str, Any]) -> None:
 
 
 def read_progress(folder: Path) -> dict[str, Any]:
-    """Reads a training-state folder's progress record, migrated to this amago's format (a newer one refused)."""
+    """Reads a training-state folder's progress record, migrated to this amago's format (a newer one refused);
+    one that is not JSON, or nests too deep, raises DamagedStateError naming the file."""
     file = Path(folder) / PROGRESS_FILE
     if not file.is_file():
         msg = f"{folder} is not a complete amago training state (no {PROGRESS_FILE}); pick another epoch"
         raise FileNotFoundError(msg)
-    record = json.loads(file.read_text(encoding="utf-8"))
+    record = read_state_json(file)
     return migrated("progress", record, int(record["format"]) if "format" in record else 0, file)
 
 
@@ -248,7 +248,7 @@ def read_training_state(folder: Path, process_index: int) -> TrainingState:
     _refuse_foreign(folder)
     try:
         progress = Progress.from_json(read_progress(folder))
-    except RefusedStateError:
+    except (RefusedStateError, DamagedStateError):
         raise
     except (OSError, ValueError, KeyError, TypeError) as exc:
         msg = f"{folder / PROGRESS_FILE} cannot be read ({type(exc).__name__}: {exc})"

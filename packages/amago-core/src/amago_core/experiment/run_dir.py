@@ -179,7 +179,7 @@ def recorded_epoch(state: Path) -> int | None:
     """The epoch a training-state folder's progress file records (None: missing or unreadable)."""
     try:
         epoch = json.loads((state / PROGRESS_FILE).read_text(encoding="utf-8"))["epoch"]
-    except (OSError, ValueError, KeyError, TypeError):
+    except (OSError, ValueError, KeyError, TypeError, RecursionError):
         return None
     return epoch if isinstance(epoch, int) and not isinstance(epoch, bool) and epoch >= 0 else None
 

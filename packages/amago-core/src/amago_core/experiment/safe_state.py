@@ -20,6 +20,8 @@ from safetensors.torch import load_file, save_file
 from amago_core.experiment.run_dir import atomic_write, atomic_write_json
 
 _TENSOR, _NDARRAY, _TUPLE, _DICT, _FLOAT = "__tensor__", "__ndarray__", "__tuple__", "__dict__", "__float__"
+MAX_STATE_DEPTH = 64
+"""Deepest nesting of lists and tables a state's JSON file may have (amago's own reach about 10)."""
 
 
 class UnsafeStateError(TypeError):
@@ -102,6 +104,34 @@ def _hashable(key: Any) -> Any:
     return tuple(_hashable(k) for k in key) if isinstance(key, list | tuple) else key
 
 
+def read_state_json(file: Path) -> Any:
+    """The JSON of a state file, its nesting checked without recursion (a planted file may nest anything).
+
+    Raises:
+        DamagedStateError: the file is missing, not JSON, or nests deeper than :data:`MAX_STATE_DEPTH` (the
+            message names it).
+    """
+    too_deep = DamagedStateError(
+        f"{file} nests lists or tables more than {MAX_STATE_DEPTH} levels deep; amago never writes such a state: "
+        "the file is damaged or planted (move its folder away)"
+    )
+    try:
+        data = json.loads(Path(file).read_text(encoding="utf-8"))
+    except RecursionError:  # nested past Python's own JSON reader
+        raise too_deep from None
+    except (OSError, ValueError) as exc:
+        msg = f"{file} cannot be read ({type(exc).__name__}: {exc})"
+        raise DamagedStateError(msg) from exc
+    stack: list[tuple[Any, int]] = [(data, 0)]
+    while stack:
+        node, depth = stack.pop()
+        if depth > MAX_STATE_DEPTH:
+            raise too_deep
+        if isinstance(node, dict | list):
+            stack.extend((child, depth + 1) for child in (node.values() if isinstance(node, dict) else node))
+    return data
+
+
 def save_state(obj: Any, folder: Path, name: str) -> None:
     """Writes ``obj`` as ``{name}.json`` (+ ``{name}.safetensors`` when it holds tensors), each atomically."""
     skeleton, tensors = split_state(obj)
@@ -118,13 +148,18 @@ def load_state(folder: Path, name: str) -> Any:
     """
     skeleton_file = Path(folder) / f"{name}.json"
     tensor_file = Path(folder) / f"{name}.safetensors"
+    skeleton = read_state_json(skeleton_file)
     try:
-        skeleton = json.loads(skeleton_file.read_text(encoding="utf-8"))
         tensors = load_file(str(tensor_file)) if tensor_file.exists() else {}
         return join_state(skeleton, tensors)
     except DamagedStateError as exc:
         msg = f"{skeleton_file} does not match {tensor_file.name}: {exc}"
         raise DamagedStateError(msg) from exc
-    except (OSError, ValueError, RuntimeError, SafetensorError) as exc:  # missing file, bad JSON, bad header
+    except (
+        OSError,
+        ValueError,
+        RuntimeError,
+        SafetensorError,
+    ) as exc:  # a bad header, a skeleton amago did not write
         msg = f"{skeleton_file.parent / name}.* cannot be read ({type(exc).__name__}: {exc})"
         raise DamagedStateError(msg) from exc
