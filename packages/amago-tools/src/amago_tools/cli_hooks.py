@@ -55,6 +55,14 @@ def amago_run_planned(request: RunRequest) -> None:
 
 
 @hookimpl
+def amago_on_start(experiment: Any) -> None:
+    """A long run started from Python (``Experiment.start()``) says how long it takes at least, in one line."""
+    from amago_tools.sizing.estimate import say_at_start
+
+    say_at_start(experiment)
+
+
+@hookimpl
 def amago_after_run(run_dir: Path, config: dict[str, Any]) -> Sequence[Path] | None:
     """Draws the finished run's learning curves when its config asks for them (``logging.plot``)."""
     if not config.get("logging", {}).get("plot"):

@@ -248,6 +248,8 @@ class Experiment:
         self._started = True
         if self.config.logging.verbose and accelerator.is_main_process:
             self.summary(env_summary)
+        if accelerator.is_main_process:
+            self.reports.started()
 
     def init_dsets(self) -> RLDataset:
         """Configures the dataset (the default disk buffer, with the config's relabeler, if none was given)."""

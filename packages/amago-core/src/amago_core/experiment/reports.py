@@ -90,6 +90,11 @@ class RunReports:
         self.log(metrics, section)
         self._epoch_metrics.update({f"{section}/{k}": v for k, v in metrics.items()})
 
+    def started(self) -> None:
+        """``start()`` built a training run (main process): the hooks hear of it (not of ``amago eval``'s)."""
+        if not self._evaluation_only:
+            hook_manager().hook.amago_on_start(experiment=self._view)
+
     def evaluated(self, split: str, metrics: dict[str, float]) -> None:
         """An evaluation of ``split`` (``val``, ``test``...) gave ``metrics``: kept, and handed to the hooks."""
         self.keep(metrics, split)

@@ -158,6 +158,11 @@ class AmagoHookSpecs:
         that cannot add its backend here says why in one line on stderr and returns None."""
 
     @hookspec
+    def amago_on_start(self, experiment: RunView) -> None:
+        """Called once ``start()`` has built a training run (main process; not ``amago eval``'s), before its first
+        step: e.g. to say how long it will take (amago-tools), or to record where it runs."""
+
+    @hookspec
     def amago_on_epoch_end(self, experiment: RunView, epoch: int, metrics: dict[str, Any]) -> None:
         """Called after every epoch (trained or not) with that epoch's metrics: ``val/``, ``train/`` (the last
         logged step), ``dataset/`` and the x-axes. ``experiment.request_stop()`` ends the run after it."""

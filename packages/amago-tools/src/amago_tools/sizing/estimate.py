@@ -29,6 +29,9 @@ is an hour or more on a CPU, where seconds of measuring are worth their answer."
 LONG_ON_CPU_SECONDS = 2 * 3600.0
 """An estimate above this on a machine without CUDA gets the line that says how to fit an hour."""
 
+_cli_estimated = False
+"""Whether ``amago run`` decided on its estimate in this process (printed or not): ``start()`` then adds none."""
+
 
 def floor_seconds(config: Any) -> float:
     """An optimistic wall time of ``config``'s run from its schedule alone: every update and every env step of
@@ -80,12 +83,9 @@ def estimate_line(config: Any, original: Any, user: Mapping[str, Any], costs: An
     from amago_core.config.sizing import BudgetError, apply_sizing
     from amago_tools.sizing.budget import estimated_seconds, format_steps, size_for_seconds
 
-    sched, actors = config.schedule, config.rollout.parallel_actors
+    sched = config.schedule
     seconds = estimated_seconds(config, costs)
-    what = (
-        f"{sched.epochs:,} epochs x {sched.train_timesteps_per_epoch:,} steps x {actors} actors, "
-        f"{sched.epochs * sched.train_batches_per_epoch:,} updates"
-    )
+    what = _schedule_words(config)
     if sched.max_minutes is not None and seconds > sched.max_minutes * 60 + costs.startup_seconds:
         return (
             f"amago: this run needs {format_hours(seconds)} here ({what}); schedule.max_minutes="
@@ -104,6 +104,27 @@ def estimate_line(config: Any, original: Any, user: Mapping[str, Any], costs: An
     return (
         f"amago: this run needs {format_hours(seconds)} on this CPU ({what}); --budget 1h or --steps "
         f"{format_steps(env_steps)} fits an hour."
+    )
+
+
+def _schedule_words(config: Any) -> str:
+    sched, actors = config.schedule, config.rollout.parallel_actors
+    return (
+        f"{sched.epochs:,} epochs x {sched.train_timesteps_per_epoch:,} steps x {actors} actors, "
+        f"{sched.epochs * sched.train_batches_per_epoch:,} updates"
+    )
+
+
+def floor_line(config: Any) -> str | None:
+    """The line for a plausibly long run that is not measured (``--dry-run``, ``Experiment.start()`` in Python):
+    its :func:`floor_seconds`, a lower bound, with how to get the measured figure; None for a short run."""
+    seconds = floor_seconds(config)
+    if seconds <= ESTIMATE_ABOVE_SECONDS:
+        return None
+    return (
+        f"amago: this run needs at least {format_hours(seconds)} even on a fast CPU ({_schedule_words(config)}; "
+        "a 2-core laptop takes several times that); `amago run` measures it here before it starts, and --budget "
+        "or --steps size it."
     )
 
 
@@ -134,3 +155,18 @@ def estimate_wall_time(config: Any, original: Any, user: Mapping[str, Any], *, d
     line = estimate_line(config, original, user, costs, cuda=_cuda_available())
     sys.stderr.write(line + "\n")
     return line
+
+
+def estimated_by_the_cli() -> None:
+    """``amago run`` decides on its own estimate (printed or not): ``start()`` in this process adds none."""
+    global _cli_estimated
+    _cli_estimated = True
+
+
+def say_at_start(experiment: Any) -> None:
+    """``Experiment.start()`` from Python (the ``amago_on_start`` hook): a long run's :func:`floor_line`, unless
+    ``amago run`` estimated it already in this process or the run is quiet (``logging.verbose`` off)."""
+    if _cli_estimated or not experiment.config.logging.verbose:
+        return
+    if (line := floor_line(experiment.config)) is not None:
+        sys.stderr.write(line + "\n")

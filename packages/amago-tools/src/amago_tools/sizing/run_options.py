@@ -212,20 +212,24 @@ def _measured(
 def estimate_before_run(request: RunRequest) -> None:
     """The wall-time estimate of a long run, before it trains (see :mod:`amago_tools.sizing.estimate`).
 
-    Not for a dry run, ``--quiet``, ``--smoke`` (tiny), ``--budget`` (measured and sized already), a resumed run
-    or ``--no-preflight`` / ``AMAGO_NO_PREFLIGHT=1``.
+    Not for ``--quiet``, ``--smoke`` (tiny), ``--budget`` (measured and sized already), a resumed run or
+    ``--no-preflight`` / ``AMAGO_NO_PREFLIGHT=1``; a dry run says the floor (a lower bound, not measured).
     """
     from amago_core.cli.errors import debugging
     from amago_core.cli.preflight import preflight_enabled
+    from amago_tools.sizing.estimate import estimate_wall_time, estimated_by_the_cli, floor_line
 
+    estimated_by_the_cli()
     options = request.options
-    skipped = ("dry_run", "quiet", "smoke", "budget")
+    skipped = ("quiet", "smoke", "budget")
     if any(options.get(name) for name in skipped) or options.get("resume") is not None:
+        return
+    if options.get("dry_run"):  # a dry run is not measured (it builds nothing): its floor, a lower bound
+        if (line := floor_line(request.plan.config)) is not None:
+            sys.stderr.write(line + "\n")
         return
     if not preflight_enabled(bool(options.get("no_preflight"))):
         return
-    from amago_tools.sizing.estimate import estimate_wall_time
-
     plan = request.plan
     estimate_wall_time(
         plan.config, request.resolved.config, plan.user, debug=debugging(bool(options.get("debug")))
