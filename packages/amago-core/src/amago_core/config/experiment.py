@@ -173,8 +173,11 @@ class ReplaySection(StrictModel):
     """Randomise file lengths by up to max_seq_len around traj_save_len so snippet boundaries don't align."""
     save_trajs_as: Literal["npz", "npz-compressed", "traj"] = "npz"
     """File format of saved trajectories."""
-    padded_sampling: Literal["none", "left", "right", "both"] = "none"
-    """Let sampled windows run off the start/end of a file (padded, masked) so edges are seen as often as the middle."""
+    padded_sampling: Literal["none", "left", "right", "both", "center"] = "none"
+    """Where training windows are drawn. `none`: whole windows inside a file, whose first and last steps are then
+    seen `max_seq_len` times less often than its middle. `left`/`right`/`both`: windows may also run off the
+    start/end (padded, masked) so the edges are seen as often as the middle. `center`: a uniform window centre, the
+    window clamped inside the file (never padded): the edges are seen half as often as the middle."""
     has_dset_edit_rights: bool = True
     """Whether this process may delete old FIFO files (False for extra collect-only processes)."""
     relabeler: Annotated[ComponentConfig | str, RelabelerSlot()] | None = None

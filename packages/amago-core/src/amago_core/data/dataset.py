@@ -91,7 +91,7 @@ class RLDataset(ABC):
         Args:
             items_per_epoch: ``len(self)`` (batches per epoch x batch size x processes).
             max_seq_len: window length in transitions (None: whole trajectories).
-            padded_sampling: ``none``, ``left``, ``right`` or ``both`` (see ``RLData.random_slice``).
+            padded_sampling: ``none``, ``left``, ``right``, ``both`` or ``center`` (see ``RLData.random_slice``).
             has_edit_rights: this process may delete or move files (one process per buffer).
         """
         if padded_sampling not in PADDED_SAMPLING_MODES:

@@ -13,10 +13,10 @@ import numpy as np
 
 from amago_core.data.trajectory import FrozenTraj
 
-PaddedSampling = Literal["none", "left", "right", "both"]
+PaddedSampling = Literal["none", "left", "right", "both", "center"]
 """Where window starts are drawn from (see :meth:`RLData.random_slice`)."""
 
-PADDED_SAMPLING_MODES: tuple[str, ...] = ("none", "left", "right", "both")
+PADDED_SAMPLING_MODES: tuple[str, ...] = ("none", "left", "right", "both", "center")
 
 
 @dataclass(slots=True)
@@ -82,8 +82,9 @@ class RLData:
         ``none``: ``[0, n - length]`` (full windows only), ``left``: ``[-length + 1, n - length]`` (extra
         shorter windows that start at the file start), ``right``: ``[0, n - 2]`` (extra shorter windows that
         end at the file end), ``both``: ``[-length + 1, n - 2]``. A negative start gives a shorter window
-        starting at row 0; the collate function pads on the right and records a mask. A file no longer than
-        ``length`` is returned whole.
+        starting at row 0; the collate function pads on the right and records a mask. ``center``: a centre ``c``
+        uniform over ``[0, n)``, ``s = c - length // 2`` clamped to ``[0, n - length]`` (full windows only). A
+        file no longer than ``length`` is returned whole.
         """
         if padded_sampling not in PADDED_SAMPLING_MODES:
             msg = f"padded_sampling must be one of {PADDED_SAMPLING_MODES}; got {padded_sampling!r}."
@@ -92,9 +93,14 @@ class RLData:
         if n <= length:
             return self
         rng = rng if rng is not None else np.random.default_rng()
-        low = -length + 1 if padded_sampling in ("left", "both") else 0
-        high = n - 2 if padded_sampling in ("right", "both") else n - length
-        start = int(rng.integers(low, max(high, low) + 1))
+        if padded_sampling == "center":
+            # Clamping piles the windows of edge centres onto the first and last start: a file's first and last
+            # steps are trained on about length / (2n) of the time each, not 1 / (n - length + 1), unpadded.
+            start = min(max(int(rng.integers(n)) - length // 2, 0), n - length)
+        else:
+            low = -length + 1 if padded_sampling in ("left", "both") else 0
+            high = n - 2 if padded_sampling in ("right", "both") else n - length
+            start = int(rng.integers(low, max(high, low) + 1))
         stop = start + length
         start = max(start, 0)
         obs_sl, tr_sl = slice(start, stop + 1), slice(start, stop)

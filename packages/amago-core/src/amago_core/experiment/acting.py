@@ -16,6 +16,7 @@ from tqdm.auto import tqdm
 from amago_core.data.timestep import Timestep
 from amago_core.experiment.agent_api import RolloutPolicy
 from amago_core.experiment.fast_torch import CompiledOrEager
+from amago_core.hooks import RunView, hook_manager
 from amago_core.rollout import VectorPool
 
 
@@ -51,6 +52,25 @@ def compiled_step(policy: RolloutPolicy) -> CompiledOrEager:
     return step
 
 
+def step_observer(
+    method: Callable[[dict[str, np.ndarray], np.ndarray], None] | None, view: RunView
+) -> Callable[[Timestep], None] | None:
+    """What :func:`run_policy` calls before each action: ``method`` (an ``Experiment.on_interact_step`` override),
+    then every plugin's ``amago_on_interact_step``; None without either, so that the step loop calls nothing."""
+    hook = hook_manager().hook.amago_on_interact_step
+    plugins = bool(hook.get_hookimpls())
+    if method is None and not plugins:
+        return None
+
+    def observe(timestep: Timestep) -> None:
+        if method is not None:
+            method(timestep.obs, timestep.time_idx)
+        if plugins:
+            hook(experiment=view, obs=timestep.obs, time_idx=timestep.time_idx)
+
+    return observe
+
+
 @dataclass
 class Rollout:
     """Where an interaction left off, and what it saw.
@@ -83,6 +103,7 @@ def run_policy(
     desc: str = "interact",
     should_stop: Callable[[], bool] | None = None,
     compile: bool = False,
+    on_step: Callable[[Timestep], None] | None = None,
 ) -> Rollout:
     """Steps ``envs`` with ``policy`` for ``timesteps`` steps, or until ``episodes`` episodes finished.
 
@@ -90,6 +111,7 @@ def run_policy(
     memory starts fresh. After every step, the memory of the rows whose episode ended is reset. ``should_stop``
     is asked after every step (a stop signal ends the interaction early). ``compile`` runs the policy step
     compiled (:func:`compiled_step`; ``run.compile`` resolved), eagerly from the first step compilation breaks.
+    ``on_step`` sees each timestep before the policy acts on it (:func:`step_observer`).
     """
     policy.eval()
     envs.reset_stats()
@@ -104,6 +126,8 @@ def run_policy(
     get_actions = partial(compiled_step(policy), policy) if compile else policy.get_actions
     with torch.no_grad():
         for _ in range(timesteps):
+            if on_step is not None:
+                on_step(timestep)
             obs, rl2, time_idx = policy_input(timestep, device)
             with caster():
                 actions, hidden_state = get_actions(obs, rl2, time_idx, hidden_state, sample=sample)

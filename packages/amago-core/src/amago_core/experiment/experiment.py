@@ -25,7 +25,7 @@ from amago_core.config.resolve import RunPlan
 from amago_core.data.batch import Batch
 from amago_core.data.dataset import RLDataset
 from amago_core.experiment import precision_probe, run_inputs, setup
-from amago_core.experiment.acting import run_policy
+from amago_core.experiment.acting import run_policy, step_observer
 from amago_core.experiment.agent_api import RolloutPolicy
 from amago_core.experiment.checkpoints import Progress
 from amago_core.experiment.collectors import Collector, build_collector
@@ -328,6 +328,8 @@ class Experiment:
         ``(hidden_state, last_timestep, stats)``: the memory and policy input to continue from, and the pool's
         return/metric histories for this interaction."""
         device = self._accelerator.device
+        overridden = type(self).on_interact_step is not Experiment.on_interact_step  # the no-op costs no call
+        on_step = step_observer(self.on_interact_step if overridden else None, self.hook_view)
         with torch_threads_while(self.config.rollout.policy_threads):
             rollout = run_policy(
                 cast(RolloutPolicy, self.policy),
@@ -345,8 +347,14 @@ class Experiment:
                 desc=desc,
                 should_stop=self._stop_now,
                 compile=compile_wanted(self.config.run.compile, device, "rollout"),
+                on_step=on_step,
             )
         return rollout.hidden_state, rollout.timestep, rollout.stats
+
+    def on_interact_step(self, obs: dict[str, Any], time_idx: Any) -> None:
+        """A no-op called before every action of :meth:`interact` (collection, validation, test) with what the
+        ``amago_on_interact_step`` hook gets: override it to change agent state between steps (``time_idx == 0``:
+        rows whose episode begins). AMAGO's took ``obs`` alone. Ray actors build this class: there, only the hook."""
 
     def collect_new_training_data(self) -> None:
         """Steps the train envs ``train_timesteps_per_epoch`` times (they and the policy's memory persist across

@@ -176,6 +176,15 @@ class AmagoHookSpecs:
     def amago_on_checkpoint(self, experiment: RunView, epoch: int, path: Path) -> None:
         """Called after a checkpoint is written to ``path``."""
 
+    @hookspec
+    def amago_on_interact_step(self, experiment: RunView, obs: dict[str, Any], time_idx: Any) -> None:
+        """Called before every action while the policy interacts (collection, validation, test; in every process
+        that steps envs, Ray actors too) with the observations it acts on next, key -> ``(envs, *shape)`` array
+        (read only), and ``time_idx``, ``(envs,)`` steps since each row's episode began (0: a new episode).
+
+        It runs once per env step, so keep it cheap; a run where no plugin implements it (and no subclass
+        overrides ``Experiment.on_interact_step``) never calls it and pays nothing."""
+
     @hookspec(firstresult=True)
     def amago_default_job(self) -> dict[str, Any] | None:
         """The config `amago run` uses when no env is given anywhere (the first plugin to answer wins).
