@@ -21,8 +21,9 @@ from amago_envs.suites.specs import (
     MazeRunnerConfig,
     TMazeConfig,
 )
+from amago_envs.suites.wind.specs import WIND
 
-ALL_SPECS = [TMAZE, FROZEN_LAKE, KEY_DOOR, MAZERUNNER]
+ALL_SPECS = [TMAZE, FROZEN_LAKE, KEY_DOOR, MAZERUNNER, WIND]
 
 
 def test_specs_module_imports_neither_torch_nor_gymnasium() -> None:

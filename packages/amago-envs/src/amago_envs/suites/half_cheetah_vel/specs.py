@@ -7,12 +7,14 @@ from typing import Literal
 from pydantic import Field, field_validator, model_validator
 
 from amago_core.config.component import EnvSuiteConfig
+from amago_core.config.task_split import SPLIT_NAMES
 from amago_core.plugins.spec import ComponentSpec
 from amago_envs.suites.specs import ENV_SUITES_GROUP, check_task
 
 
 class HalfCheetahVelConfig(EnvSuiteConfig):
-    """HalfCheetahVel: run at a hidden target velocity, inferred from rewards (single-episode meta-RL)."""
+    """HalfCheetahVel: run at a hidden target velocity, inferred from rewards (one episode per target by default,
+    or ``k_train`` / ``k_eval`` attempts at each target)."""
 
     kind: Literal["half_cheetah_vel"] = "half_cheetah_vel"
     """Registered name of this env suite."""
@@ -27,16 +29,36 @@ class HalfCheetahVelConfig(EnvSuiteConfig):
     """Weight of the squared-action cost subtracted from the reward (VariBAD's 0.05)."""
 
     max_episode_steps: int = Field(1000, ge=1)
-    """Steps before the episode is truncated."""
+    """Steps of one attempt (with one attempt per trial, the default: steps before the episode is truncated)."""
+
+    k_train: int = Field(1, ge=1)
+    """Attempts per trial (one target velocity, the cheetah reset between attempts) in the train split. With
+    more than one attempt in any split, observations gain an attempt-start flag (in every split alike)."""
+
+    k_eval: int = Field(1, ge=1)
+    """Attempts per trial in the val and test splits; more than ``k_train`` probes whether the agent keeps
+    adapting past the attempts it was trained on."""
 
     @field_validator("task")
     @classmethod
     def _known_task(cls, task: str | None) -> str | None:
         return check_task("half_cheetah_vel", task, ())
 
+    def attempts(self, split: str) -> int:
+        """Attempts per trial in ``split``: ``k_train`` for ``train``, ``k_eval`` for ``val`` and ``test``.
+
+        Raises:
+            ValueError: ``split`` is not train, val or test.
+        """
+        if split not in SPLIT_NAMES:
+            msg = f"unknown split {split!r}; use one of: {', '.join(SPLIT_NAMES)}."
+            raise ValueError(msg)
+        return self.k_train if split == "train" else self.k_eval
+
     def episode_steps(self) -> int:
-        """``max_episode_steps`` (the preset's 32-step context and 192-step files are windows of it)."""
-        return self.max_episode_steps
+        """One training trial: ``k_train`` attempts of ``max_episode_steps`` (the preset's 32-step context and
+        192-step files are windows of it)."""
+        return self.k_train * self.max_episode_steps
 
     @model_validator(mode="after")
     def _ordered_range(self) -> HalfCheetahVelConfig:

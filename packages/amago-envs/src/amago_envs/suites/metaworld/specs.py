@@ -13,6 +13,7 @@ from pydantic import Field, field_validator
 
 from amago_core.config.component import EnvSuiteConfig
 from amago_core.config.presets import slot_with_alternative
+from amago_core.config.task_split import SPLIT_NAMES
 from amago_core.plugins.spec import ComponentSpec
 from amago_envs.suites.specs import ENV_SUITES_GROUP, check_task
 
@@ -48,7 +49,15 @@ class MetaworldConfig(EnvSuiteConfig):
     """Registered name of this env suite."""
 
     k_episodes: int = Field(3, ge=1)
-    """Trials (soft resets) on the same task before the meta-episode ends."""
+    """Trials (soft resets) on the same task before the meta-episode ends, in every split unless ``k_train`` /
+    ``k_eval`` say otherwise."""
+
+    k_train: int | None = Field(None, ge=1)
+    """Trials per meta-episode in the train split; None: ``k_episodes``."""
+
+    k_eval: int | None = Field(None, ge=1)
+    """Trials per meta-episode in the val and test splits; None: as many as in training. More than in training
+    probes whether the agent keeps adapting past the trials it was trained on."""
 
     max_episode_steps: int = Field(500, ge=1, le=500)
     """Steps of one trial; Meta-World's own limit is 500."""
@@ -79,9 +88,25 @@ class MetaworldConfig(EnvSuiteConfig):
             raise ValueError(msg)
         return scales
 
+    def attempts(self, split: str) -> int:
+        """Trials per meta-episode in ``split``: ``k_train`` (else ``k_episodes``) for ``train``; ``k_eval`` (else
+        the train count) for ``val`` and ``test``.
+
+        Raises:
+            ValueError: ``split`` is not train, val or test.
+        """
+        if split not in SPLIT_NAMES:
+            msg = f"unknown split {split!r}; use one of: {', '.join(SPLIT_NAMES)}."
+            raise ValueError(msg)
+        train = self.k_train if self.k_train is not None else self.k_episodes
+        if split == "train" or self.k_eval is None:
+            return train
+        return self.k_eval
+
     def episode_steps(self) -> int:
-        """``k_episodes`` trials of ``max_episode_steps`` (the preset's context, 256, is a window of it)."""
-        return self.k_episodes * self.max_episode_steps
+        """One training meta-episode: its trials of ``max_episode_steps`` (the preset's context, 256, is a window
+        of it)."""
+        return self.attempts("train") * self.max_episode_steps
 
 
 _K = 3  # example 07's default --k; the preset's lengths below are derived from it

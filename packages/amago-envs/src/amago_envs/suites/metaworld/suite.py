@@ -15,7 +15,8 @@ class MetaworldSuite(BuiltinSuite):
     """The ``metaworld`` env suite (env ids ``metaworld-ml45``, ``metaworld-ml1-reach-v3``...).
 
     ``train`` and ``val`` envs draw train tasks; ``test`` envs draw the benchmark's test tasks (held-out
-    environments for ML10/ML25/ML45, held-out goals for ML1, train tasks for the MT benchmarks).
+    environments for ML10/ML25/ML45, held-out goals for ML1, train tasks for the MT benchmarks). Train envs play
+    ``k_train`` trials per meta-episode and val/test envs ``k_eval`` (both ``k_episodes`` unless set).
     """
 
     config_type = MetaworldConfig
@@ -57,12 +58,17 @@ class MetaworldSuite(BuiltinSuite):
         )
 
     def make_gym_env(self, split: str = "train") -> KShotMetaworld:
-        """The k-shot env on the ``train`` (train and val) or ``test`` tasks."""
+        """The k-shot env on the ``train`` (train and val) or ``test`` tasks, with the split's trials per
+        meta-episode (``k_train`` for train, ``k_eval`` for val and test).
+
+        Raises:
+            ValueError: ``split`` is not train, val or test.
+        """
         cfg = self.config
         return KShotMetaworld(
             benchmark=self.env_name,
             split="test" if split == "test" else "train",
-            k_episodes=cfg.k_episodes,
+            k_episodes=cfg.attempts(split),
             max_episode_steps=cfg.max_episode_steps,
             benchmark_seed=cfg.benchmark_seed,
             reward_scales=cfg.reward_scales,
