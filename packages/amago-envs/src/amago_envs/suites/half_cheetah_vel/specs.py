@@ -7,8 +7,8 @@ from typing import Literal
 from pydantic import Field, field_validator, model_validator
 
 from amago_core.config.component import EnvSuiteConfig
-from amago_core.config.task_split import SPLIT_NAMES
 from amago_core.plugins.spec import ComponentSpec
+from amago_envs.suites.attempts import split_attempts
 from amago_envs.suites.specs import ENV_SUITES_GROUP, check_task
 
 
@@ -50,10 +50,7 @@ class HalfCheetahVelConfig(EnvSuiteConfig):
         Raises:
             ValueError: ``split`` is not train, val or test.
         """
-        if split not in SPLIT_NAMES:
-            msg = f"unknown split {split!r}; use one of: {', '.join(SPLIT_NAMES)}."
-            raise ValueError(msg)
-        return self.k_train if split == "train" else self.k_eval
+        return split_attempts(split, self.k_train, self.k_eval)
 
     def episode_steps(self) -> int:
         """One training trial: ``k_train`` attempts of ``max_episode_steps`` (the preset's 32-step context and

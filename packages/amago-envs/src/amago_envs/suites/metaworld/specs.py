@@ -13,8 +13,8 @@ from pydantic import Field, field_validator
 
 from amago_core.config.component import EnvSuiteConfig
 from amago_core.config.presets import slot_with_alternative
-from amago_core.config.task_split import SPLIT_NAMES
 from amago_core.plugins.spec import ComponentSpec
+from amago_envs.suites.attempts import split_attempts
 from amago_envs.suites.specs import ENV_SUITES_GROUP, check_task
 
 METAWORLD_ENVS: tuple[str, ...] = (
@@ -95,13 +95,8 @@ class MetaworldConfig(EnvSuiteConfig):
         Raises:
             ValueError: ``split`` is not train, val or test.
         """
-        if split not in SPLIT_NAMES:
-            msg = f"unknown split {split!r}; use one of: {', '.join(SPLIT_NAMES)}."
-            raise ValueError(msg)
         train = self.k_train if self.k_train is not None else self.k_episodes
-        if split == "train" or self.k_eval is None:
-            return train
-        return self.k_eval
+        return split_attempts(split, train, train if self.k_eval is None else self.k_eval)
 
     def episode_steps(self) -> int:
         """One training meta-episode: its trials of ``max_episode_steps`` (the preset's context, 256, is a window
