@@ -7,51 +7,29 @@ A plugin author calls these on their spec to learn whether their encoder keeps a
 
 The central check is AMAGO's bug #81: stepping a batch one timestep at a time, with rows whose episodes end
 at *different* steps and a per-row ``reset_hidden_state``, must give the same outputs as a full forward over
-each row's episodes on their own, including episodes longer than the encoder's context.
+each row's episodes on their own, including episodes that wrap the encoder's memory several times
+(:func:`~amago_core.testing.rollover.check_rollover`).
 
 This module is imported by torch-free code paths, so torch (and numpy) are imported inside the functions.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from typing import Any
 
 from amago_core.config.component import ComponentConfig
 from amago_core.plugins.spec import ComponentSpec
+from amago_core.testing.rollover import check_rollover
 
 TRAJ_TSTEP_DIM = 6
 """Timestep embedding size the trajectory checks build with."""
-TRAJ_MAX_SEQ_LEN = 8
-"""``max_seq_len`` the trajectory checks build with (rollouts run for several times this)."""
-
-# Per-row step indices after which an episode ends: a long row (past the context), an early reset, frequent
-# resets, and resets at steps no other row uses. Lock-step resets would hide per-row bugs (AMAGO #81).
-_EPISODE_ENDS: tuple[tuple[int, ...], ...] = ((), (4,), (2, 5, 8, 11, 14, 17, 20), (9, 10, 16))
-_ROLLOUT_STEPS = 3 * TRAJ_MAX_SEQ_LEN
+TRAJ_MAX_SEQ_LEN = 5
+"""``max_seq_len`` the trajectory checks build with (small, so that rollouts wrap the memory several times)."""
 
 
 def _fail(spec: ComponentSpec, problem: str) -> AssertionError:
     return AssertionError(f"{spec.group} {spec.name!r}: {problem}")
-
-
-def _episode_time_idxs(n_steps: int, ends: Sequence[int]) -> list[int]:
-    times, t = [], 0
-    for step in range(n_steps):
-        times.append(t)
-        t = 0 if step in ends else t + 1
-    return times
-
-
-def _episode_segments(n_steps: int, ends: Sequence[int]) -> list[tuple[int, int]]:
-    segments, start = [], 0
-    for end in sorted(ends):
-        if end < n_steps:
-            segments.append((start, end + 1))
-            start = end + 1
-    if start < n_steps:
-        segments.append((start, n_steps))
-    return segments
 
 
 def _check_train_forward(
@@ -87,7 +65,8 @@ def check_traj_encoder(
 
     Checks: output shapes and finiteness over a training window of ``max_seq_len + 1`` steps; gradients
     reach the parameters; causality (a later input never changes an earlier output); and rollout
-    equivalence with per-row resets at different steps, over episodes longer than ``max_seq_len``.
+    equivalence with per-row resets at different steps, over episodes that wrap a ``max_seq_len`` memory
+    three or four times (:func:`~amago_core.testing.rollover.check_rollover`).
 
     Args:
         spec: the encoder's spec (group ``amago.traj_encoders``).
@@ -130,45 +109,14 @@ def check_traj_encoder(
         after, _ = encoder(changed, time_idxs, None)
         if not torch.allclose(before[:, :cut].float(), after[:, :cut].float(), atol=atol):
             raise _fail(spec, f"not causal: changing inputs from step {cut} on changed earlier outputs.")
-        _check_rollout_equivalence(spec, encoder, device, atol)
-
-
-def _check_rollout_equivalence(spec: ComponentSpec, encoder: Any, device: str, atol: float) -> None:
-    import numpy as np
-    import torch
-
-    n_rows, n_steps = len(_EPISODE_ENDS), _ROLLOUT_STEPS
-    seq = torch.randn(n_rows, n_steps, TRAJ_TSTEP_DIM, device=device)
-    times = torch.tensor([_episode_time_idxs(n_steps, ends) for ends in _EPISODE_ENDS], device=device)
-    dones = np.array([[step in ends for step in range(n_steps)] for ends in _EPISODE_ENDS])
-
-    hidden = encoder.init_hidden_state(n_rows, device)
-    stepped = []
-    for step in range(n_steps):
-        out, hidden = encoder(seq[:, step : step + 1], times[:, step : step + 1], hidden)
-        if tuple(out.shape) != (n_rows, 1, encoder.emb_dim):
-            raise _fail(
-                spec, f"a rollout step returned {tuple(out.shape)}, not {(n_rows, 1, encoder.emb_dim)}."
-            )
-        stepped.append(out)
-        # Alternate numpy and torch done vectors: rollouts pass either.
-        step_dones = dones[:, step] if step % 2 else torch.as_tensor(dones[:, step], device=device)
-        hidden = encoder.reset_hidden_state(hidden, step_dones)
-    stepped_out = torch.cat(stepped, dim=1).float()
-
-    for row, ends in enumerate(_EPISODE_ENDS):
-        for start, stop in _episode_segments(n_steps, ends):
-            full, _ = encoder(seq[row : row + 1, start:stop], times[row : row + 1, start:stop], None)
-            gap = (full[0].float() - stepped_out[row, start:stop]).abs()
-            if not bool((gap <= atol).all()):
-                bad = int(torch.nonzero(gap.amax(-1) > atol)[0]) + start
-                raise _fail(
-                    spec,
-                    f"rollout step {bad} of row {row} (episode steps {start}..{stop - 1}, resets after {list(ends)}) "
-                    f"differs from the full forward over that episode by {float(gap.max()):.2e} (> {atol}). "
-                    "Step-by-step inference with per-row resets must equal the full causal forward (AMAGO #81): "
-                    "check reset_hidden_state resets only the done rows and that positions use time_idxs.",
-                )
+    check_rollover(
+        encoder,
+        tstep_dim=TRAJ_TSTEP_DIM,
+        max_seq_len=TRAJ_MAX_SEQ_LEN,
+        device=device,
+        atol=atol,
+        name=f"{spec.group} {spec.name!r}",
+    )
 
 
 def _example_obs_space(spec: ComponentSpec) -> Any:
