@@ -74,36 +74,56 @@ def amago_after_run(run_dir: Path, config: dict[str, Any]) -> Sequence[Path] | N
 
 @hookimpl
 def amago_eval_options() -> list[RunOption]:
-    """Adds ``--video``, ``--video-episodes`` and ``--video-format`` to ``amago eval``."""
-    from amago_tools.eval_video import eval_options
+    """Adds ``--video``, ``--video-episodes``, ``--video-format``, ``--attempts`` and ``--context`` to ``amago
+    eval``."""
+    from amago_tools.eval_attempts import eval_options as attempts_options
+    from amago_tools.eval_video import eval_options as video_options
 
-    return eval_options()
+    return [*video_options(), *attempts_options()]
 
 
 @hookimpl
-def amago_eval_begin(request: EvalRequest) -> None:
-    """Checks ``--video-format`` before the run is loaded (mp4 needs imageio-ffmpeg)."""
+def amago_eval_begin(request: EvalRequest) -> list[str] | None:
+    """Checks ``--video-format`` before the run is loaded (mp4 needs imageio-ffmpeg), and ``--attempts`` /
+    ``--context`` against the run: returns the ``-o`` items they stand for (the attempts options, the val
+    horizon of a whole trial, ``run.max_seq_len``)."""
+    from amago_tools.eval_attempts import plan_overrides
     from amago_tools.eval_video import check_video_options
 
     check_video_options(request)
+    return plan_overrides(request)
 
 
 @hookimpl
 def amago_eval_test_makers(
     request: EvalRequest,
 ) -> Callable[[list[Callable[[], Any]]], Sequence[Callable[[], Any]]] | None:
-    """With ``--video``: test env 0 records its first episodes to ``RUN_DIR/videos``."""
-    from amago_tools.eval_video import recording_makers
+    """With ``--video``: test env 0 records its first episodes to ``RUN_DIR/videos``; with ``--attempts`` or
+    ``--context``: every test env records its finished trials' per-attempt metrics."""
+    from amago_tools.eval_attempts import recording_makers as attempt_makers
+    from amago_tools.eval_video import recording_makers as video_makers
 
-    return recording_makers(request)
+    wrappers = [w for w in (video_makers(request), attempt_makers(request)) if w is not None]
+    if len(wrappers) < 2:
+        return wrappers[0] if wrappers else None
+
+    def both(makers: list[Callable[[], Any]]) -> Sequence[Callable[[], Any]]:
+        for wrap in wrappers:
+            makers = list(wrap(makers))
+        return makers
+
+    return both
 
 
 @hookimpl
 def amago_eval_end(request: EvalRequest) -> Mapping[str, Any] | None:
-    """With ``--video``: the recorded files (``videos`` in the printed JSON, and to wandb when the run uses it)."""
+    """With ``--video``: the recorded files (``videos`` in the printed JSON, and to wandb when the run uses it);
+    with ``--attempts`` / ``--context``: the table by attempt (``attempts``), its files and the verdict."""
+    from amago_tools.eval_attempts import attempts_report
     from amago_tools.eval_video import recorded_videos
 
-    return recorded_videos(request)
+    added = {**(recorded_videos(request) or {}), **(attempts_report(request) or {})}
+    return added or None
 
 
 @hookimpl

@@ -109,7 +109,9 @@ def eval_command(
     section = "test" if tasks == "test" else f"test-{tasks}"
     request = EvalRequest(options={**options, **plugin_options}, run_dir=run_dir, section=section)
     hooks = hook_manager().hook
-    hooks.amago_eval_begin(request=request)
+    # A plugin's options may set what `-o` may not (amago-tools' --context: run.max_seq_len); it checked them.
+    for extra in hooks.amago_eval_begin(request=request):
+        overrides.extend(extra or ())
     record = _read_record(resolved_file)
     logging_section = record.get("logging")
     trained_with_wandb = isinstance(logging_section, dict) and bool(logging_section.get("log_to_wandb"))

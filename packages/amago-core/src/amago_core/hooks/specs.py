@@ -233,9 +233,11 @@ class AmagoHookSpecs:
         amago's own options or another plugin already use is refused with one line naming both."""
 
     @hookspec
-    def amago_eval_begin(self, request: EvalRequest) -> None:
+    def amago_eval_begin(self, request: EvalRequest) -> Sequence[str] | None:
         """Called by ``amago eval`` once the run folder and ``--tasks`` are checked, before the run is loaded:
-        check your options' values here (exit with ``amago_core.cli.output.fail``)."""
+        check your options' values here (exit with ``amago_core.cli.output.fail``). Return ``-o`` items to apply
+        to the run's config: the settings your option stands for, checked by you (they may set what a user's
+        ``-o`` may not, e.g. amago-tools' ``--context`` sets ``run.max_seq_len``)."""
 
     @hookspec
     def amago_eval_test_makers(

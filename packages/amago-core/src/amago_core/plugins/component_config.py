@@ -96,6 +96,12 @@ class EnvSuiteConfig(ComponentConfig):
     whole_episode_memory: ClassVar[bool] = False
     """True for memory tasks whose policy must see a whole episode at once (T-Maze, k-shot meta-RL with short
     episodes): a ``run.max_seq_len`` below :meth:`episode_steps` gets a warning saying what to set."""
+    attempt_options: ClassVar[tuple[str, ...]] = ()
+    """Options that set the attempts per trial of evaluation (``amago eval --attempts K`` sets each to K); empty:
+    a suite without multi-attempt trials."""
+    attempt_metrics: ClassVar[dict[str, str]] = {}
+    """The per-attempt info keys the suite logs, by kind (``success``, ``return``), each with an ``{i}`` where the
+    attempt index goes (what ``amago eval --attempts`` reports by attempt)."""
 
     def episode_steps(self) -> int | None:
         """The most steps one env episode (a whole meta-episode, for k-shot suites) takes with these options.

@@ -124,6 +124,11 @@ class FrozenLakeConfig(EnvSuiteConfig):
     the pool's lakes once per process (about 1 s per 10,000)."""
 
     whole_episode_memory: ClassVar[bool] = True
+    attempt_options: ClassVar[tuple[str, ...]] = ("k_episodes",)
+    """The options ``amago eval --attempts K`` sets to K (attempts per trial, in every split)."""
+    attempt_metrics: ClassVar[dict[str, str]] = {"success": "Episode {i} Success"}
+    """Per-attempt metrics this suite logs, by name: info keys with ``{i}`` for the 0-based attempt (``{n}``:
+    1-based), which ``amago eval --attempts`` reports attempt by attempt."""
 
     @field_validator("task")
     @classmethod

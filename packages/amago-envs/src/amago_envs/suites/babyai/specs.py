@@ -7,7 +7,7 @@ the k-attempt protocol on that one level.
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Any, ClassVar, Literal
 
 from pydantic import Field, field_validator
 
@@ -83,6 +83,12 @@ class BabyAIConfig(EnvSuiteConfig):
 
     full_grid_size: int = Field(22, ge=7)
     """Side the ``full-grid`` encoding is zero-padded to (22 covers every BabyAI level)."""
+
+    attempt_options: ClassVar[tuple[str, ...]] = ("k_episodes",)
+    """The options ``amago eval --attempts K`` sets to K (attempts per trial, in every split)."""
+    attempt_metrics: ClassVar[dict[str, str]] = {"success": "Episode {n} Success"}
+    """Per-attempt metrics this suite logs, by name: info keys with ``{i}`` for the 0-based attempt (``{n}``:
+    1-based), which ``amago eval --attempts`` reports attempt by attempt."""
 
     @field_validator("task")
     @classmethod

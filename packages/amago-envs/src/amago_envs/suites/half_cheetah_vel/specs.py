@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import ClassVar, Literal
 
 from pydantic import Field, field_validator, model_validator
 
@@ -38,6 +38,12 @@ class HalfCheetahVelConfig(EnvSuiteConfig):
     k_eval: int = Field(1, ge=1)
     """Attempts per trial in the val and test splits; more than ``k_train`` probes whether the agent keeps
     adapting past the attempts it was trained on."""
+
+    attempt_options: ClassVar[tuple[str, ...]] = ("k_train", "k_eval")
+    """The options ``amago eval --attempts K`` sets to K (attempts per trial, in every split)."""
+    attempt_metrics: ClassVar[dict[str, str]] = {"return": "Trial {i} Return"}
+    """Per-attempt metrics this suite logs, by name: info keys with ``{i}`` for the 0-based attempt (``{n}``:
+    1-based), which ``amago eval --attempts`` reports attempt by attempt."""
 
     @field_validator("task")
     @classmethod

@@ -7,7 +7,7 @@ Env ids: ``metaworld-ml1-<env>`` / ``metaworld-mt1-<env>`` for one Meta-World en
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import ClassVar, Literal
 
 from pydantic import Field, field_validator
 
@@ -70,6 +70,12 @@ class MetaworldConfig(EnvSuiteConfig):
     """Reward multipliers per Meta-World environment (``{"reach-v3": 0.5}``), for benchmarks whose tasks pay on
     very different scales (AMAGO's example 07 keeps them as a class-level table); environments not named keep
     their rewards. None: no scaling. Logged returns are the scaled ones."""
+
+    attempt_options: ClassVar[tuple[str, ...]] = ("k_episodes", "k_train", "k_eval")
+    """The options ``amago eval --attempts K`` sets to K (attempts per trial, in every split)."""
+    attempt_metrics: ClassVar[dict[str, str]] = {"success": "Trial {i} Success"}
+    """Per-attempt metrics this suite logs, by name: info keys with ``{i}`` for the 0-based attempt (``{n}``:
+    1-based), which ``amago eval --attempts`` reports attempt by attempt."""
 
     @field_validator("task")
     @classmethod

@@ -9,7 +9,7 @@ evaluation can probe whether the agent keeps adapting past the number of attempt
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import ClassVar, Literal
 
 from pydantic import Field, field_validator, model_validator
 
@@ -56,6 +56,12 @@ class WindConfig(EnvSuiteConfig):
     k_eval: int = Field(10, ge=1)
     """Attempts per trial in the val and test splits (AMAGO's example evaluates with 10: more attempts than
     training, to see whether adaptation continues past the trained horizon)."""
+
+    attempt_options: ClassVar[tuple[str, ...]] = ("k_train", "k_eval")
+    """The options ``amago eval --attempts K`` sets to K (attempts per trial, in every split)."""
+    attempt_metrics: ClassVar[dict[str, str]] = {"success": "Trial {i} Success", "return": "Trial {i} Return"}
+    """Per-attempt metrics this suite logs, by name: info keys with ``{i}`` for the 0-based attempt (``{n}``:
+    1-based), which ``amago eval --attempts`` reports attempt by attempt."""
 
     @field_validator("task")
     @classmethod

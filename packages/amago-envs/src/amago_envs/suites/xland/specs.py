@@ -9,7 +9,7 @@ it is already on disk and otherwise fails with one line that says how to pre-fet
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Any, ClassVar, Literal
 
 from pydantic import Field, field_validator
 
@@ -82,6 +82,12 @@ class XLandConfig(EnvSuiteConfig):
 
     seed: int | None = None
     """Seed of the batch's jax key; None draws one per environment instance."""
+
+    attempt_options: ClassVar[tuple[str, ...]] = ("k_episodes",)
+    """The options ``amago eval --attempts K`` sets to K (attempts per trial, in every split)."""
+    attempt_metrics: ClassVar[dict[str, str]] = {"return": "Ep {n} Return"}
+    """Per-attempt metrics this suite logs, by name: info keys with ``{i}`` for the 0-based attempt (``{n}``:
+    1-based), which ``amago eval --attempts`` reports attempt by attempt."""
 
     @field_validator("task")
     @classmethod
