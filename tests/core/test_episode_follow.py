@@ -95,3 +95,17 @@ def test_a_longer_trial_moves_the_val_pass_but_not_the_context():
     config = _resolve("half-cheetah-vel", "env.max_episode_steps=200")
     assert config.schedule.val_timesteps_per_epoch == 200
     assert config.run.max_seq_len == 32
+
+
+def test_the_val_pass_follows_the_evaluation_attempts_and_the_files_the_training_ones():
+    # Wind trains on 4 attempts and evaluates on 10: its val pass is one 10-attempt trial (751 steps), its files
+    # windows of 4-attempt trials. k_eval moves only the val pass, k_train only what training counts in trials.
+    base = _resolve("wind")
+    assert (base.schedule.val_timesteps_per_epoch, base.replay.traj_save_len) == (751, 768)
+    more_eval = _resolve("wind", "env.k_eval=20")
+    assert more_eval.schedule.val_timesteps_per_epoch == 1502
+    assert more_eval.replay.traj_save_len == 768
+    fewer_train = _resolve("wind", "env.k_train=2")
+    assert fewer_train.schedule.val_timesteps_per_epoch == 751
+    assert fewer_train.replay.traj_save_len == 384
+    assert fewer_train.run.max_seq_len == 128  # a window of the trial, not a whole one: it stays

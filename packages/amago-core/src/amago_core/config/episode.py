@@ -14,6 +14,7 @@ own episode. For every setting the preset (or job) set and the user did not:
 from __future__ import annotations
 
 import copy
+import operator
 import warnings
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
@@ -59,18 +60,24 @@ def _env_as_base_wrote_it(
 
 
 def episode_lengths(
-    base: Mapping[str, Any], config: ExperimentConfig, registries: Registries | None = None
+    base: Mapping[str, Any],
+    config: ExperimentConfig,
+    registries: Registries | None = None,
+    *,
+    evaluation: bool = False,
 ) -> tuple[int, int] | None:
-    """``(old, new)`` episode steps when the user's env options change the episode the base layer was written for.
+    """``(old, new)`` episode steps when the user's env options change the episode the base layer was written for
+    (``evaluation``: a val episode's, :meth:`EnvSuiteConfig.eval_episode_steps`).
 
     ``registries``: where names are looked up (default: the process-wide registries).
     """
     env = config.component("env", registries)
     if not isinstance(env, EnvSuiteConfig):
         return None
-    new = env.episode_steps()
+    steps = operator.methodcaller("eval_episode_steps" if evaluation else "episode_steps")  # the suite's own
+    new = steps(env)
     written_for = _env_as_base_wrote_it(base, env, registries)
-    old = written_for.episode_steps() if written_for is not None else None
+    old = steps(written_for) if written_for is not None else None
     if new is None or old is None or new == old:
         return None
     return old, new
@@ -95,12 +102,17 @@ def follow_episode(
         The new base layer, or None when the episode length did not change (or is unknown).
     """
     lengths = episode_lengths(base, config, registries)
-    if lengths is None:
+    val_lengths = episode_lengths(base, config, registries, evaluation=True)
+    if lengths is None and val_lengths is None:
         return None
-    old, new = lengths
     followed = copy.deepcopy(dict(base))
-    scale = new / old
     for section, key in EPISODE_COUNTED:
+        # The val horizon follows a val episode (more attempts per trial than training, for k_eval suites).
+        counted_in = val_lengths if key == "val_timesteps_per_epoch" else lengths
+        if counted_in is None:
+            continue
+        old, new = counted_in
+        scale = new / old
         value = base[section][key] if is_set(base, section, key) else None
         if isinstance(value, int) and value >= old and not is_set(user, section, key):
             followed[section][key] = max(1, round(value * scale))
@@ -113,10 +125,10 @@ def follow_episode(
     followed = deep_merge(followed, window_within_files(config, followed, user))
     for slot in SLOT_KEYS:
         component = config.component(slot, registries)
-        if component is None or slot == "env":
+        if component is None or slot == "env" or lengths is None:
             continue
         updates = {
-            k: v for k, v in component.follow_episode_length(old, new).items() if not is_set(user, slot, k)
+            k: v for k, v in component.follow_episode_length(*lengths).items() if not is_set(user, slot, k)
         }
         if not updates:
             continue

@@ -89,7 +89,7 @@ def _validation(
     if sched.val_interval is None or sched.val_timesteps_per_epoch == 0:
         return {}
     env = config.component("env")
-    episode = env.episode_steps() if isinstance(env, EnvSuiteConfig) else None
+    episode = env.eval_episode_steps() if isinstance(env, EnvSuiteConfig) else None
     wanted = sched.val_timesteps_per_epoch
     if is_set(user, "schedule", "val_timesteps_per_epoch"):
         steps = wanted

@@ -111,3 +111,8 @@ class EnvSuiteConfig(ComponentConfig):
         ``amago_core.config.episode``). None (the default): unknown or unbounded, nothing follows.
         """
         return None
+
+    def eval_episode_steps(self) -> int | None:
+        """:meth:`episode_steps` of a val or test episode, which the val horizon follows; a suite whose evaluation
+        plays more attempts per trial than training (``k_eval``) says so here. Default: :meth:`episode_steps`."""
+        return self.episode_steps()

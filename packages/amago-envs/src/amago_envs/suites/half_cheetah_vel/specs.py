@@ -63,6 +63,10 @@ class HalfCheetahVelConfig(EnvSuiteConfig):
         192-step files are windows of it)."""
         return self.k_train * self.max_episode_steps
 
+    def eval_episode_steps(self) -> int:
+        """One val or test trial: ``k_eval`` attempts of ``max_episode_steps`` (the val horizon follows it)."""
+        return self.k_eval * self.max_episode_steps
+
     @model_validator(mode="after")
     def _ordered_range(self) -> HalfCheetahVelConfig:
         if self.task_min_velocity > self.task_max_velocity:

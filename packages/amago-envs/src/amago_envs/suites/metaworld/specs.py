@@ -109,6 +109,10 @@ class MetaworldConfig(EnvSuiteConfig):
         of it)."""
         return self.attempts("train") * self.max_episode_steps
 
+    def eval_episode_steps(self) -> int:
+        """One val or test meta-episode: its ``k_eval`` trials (the val horizon follows it)."""
+        return self.attempts("val") * self.max_episode_steps
+
 
 _K = 3  # example 07's default --k; the preset's lengths below are derived from it
 METAWORLD_PRESET: dict[str, object] = {

@@ -89,10 +89,14 @@ class WindConfig(EnvSuiteConfig):
     def episode_steps(self) -> int:
         """One training trial: ``k_train`` attempts of ``max_episode_steps`` (val/test trials are ``k_eval`` long).
 
-        Training settings (files, exploration) are counted in training trials; the preset's val horizon is
-        written for one ``k_eval`` trial.
+        Training settings (files, exploration) are counted in training trials; the val horizon follows
+        :meth:`eval_episode_steps`.
         """
         return self.k_train * self.max_episode_steps
+
+    def eval_episode_steps(self) -> int:
+        """One val or test trial: ``k_eval`` attempts of ``max_episode_steps`` (the val horizon follows it)."""
+        return self.k_eval * self.max_episode_steps
 
 
 _MEMORY = 128  # AMAGO's example: the policy remembers 128 steps, less than one 300-step training trial
