@@ -13,7 +13,7 @@ import errno
 import json
 import os
 import tempfile
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import IO, Any
 
@@ -61,6 +61,21 @@ def inside(root: str | Path, path: str | Path) -> Path:
         if not os.path.lexists(current):
             break  # what is below does not exist either: the caller creates it
     return path
+
+
+def nests_deeper_than(data: Any, limit: int) -> bool:
+    """Whether ``data`` (parsed JSON, TOML or YAML) nests tables or lists more than ``limit`` levels deep, walked
+    without recursion, so that a hostile file cannot exhaust the stack here either."""
+    stack: list[tuple[Any, int]] = [(data, 0)]
+    while stack:
+        node, depth = stack.pop()
+        if depth > limit:
+            return True
+        if isinstance(node, Mapping):
+            stack.extend((child, depth + 1) for child in node.values())
+        elif isinstance(node, list | tuple):
+            stack.extend((child, depth + 1) for child in node)
+    return False
 
 
 def open_append_inside(root: str | Path, path: str | Path) -> IO[str]:
@@ -161,6 +176,7 @@ __all__ = [
     "atomic_write_text",
     "inside",
     "member_folder",
+    "nests_deeper_than",
     "open_append_inside",
     "plain_file_mode",
 ]

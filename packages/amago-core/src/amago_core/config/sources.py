@@ -19,6 +19,7 @@ from typing import Any
 
 from amago_core.config.experiment import SLOT_KEYS, ExperimentConfig, installed_default
 from amago_core.file_format import PROVENANCE_KEY, RefusedStateError, migrated_config
+from amago_core.io import nests_deeper_than
 from amago_core.plugins.registry import Registries
 
 # Merging tables is the plugin API's rule (presets merge the same way); these names stay importable from here.
@@ -62,16 +63,9 @@ class ConfigSourceError(ValueError):
 def _check_depth(data: Any, source: str) -> None:
     """Raises ConfigSourceError when ``data`` nests deeper than :data:`MAX_CONFIG_DEPTH` (walked without
     recursion, so that a hostile file cannot exhaust the stack here either)."""
-    stack: list[tuple[Any, int]] = [(data, 0)]
-    while stack:
-        node, depth = stack.pop()
-        if depth > MAX_CONFIG_DEPTH:
-            msg = f"{source} nests tables or lists more than {MAX_CONFIG_DEPTH} levels deep; no config does, fix the file"
-            raise ConfigSourceError(msg)
-        if isinstance(node, Mapping):
-            stack.extend((child, depth + 1) for child in node.values())
-        elif isinstance(node, list | tuple):
-            stack.extend((child, depth + 1) for child in node)
+    if nests_deeper_than(data, MAX_CONFIG_DEPTH):
+        msg = f"{source} nests tables or lists more than {MAX_CONFIG_DEPTH} levels deep; no config does, fix the file"
+        raise ConfigSourceError(msg)
 
 
 def parse_value(text: str) -> Any:

@@ -18,6 +18,7 @@ from safetensors import SafetensorError
 from safetensors.torch import load_file, save_file
 
 from amago_core.experiment.run_dir import atomic_write, atomic_write_json
+from amago_core.io import nests_deeper_than
 
 _TENSOR, _NDARRAY, _TUPLE, _DICT, _FLOAT = "__tensor__", "__ndarray__", "__tuple__", "__dict__", "__float__"
 MAX_STATE_DEPTH = 64
@@ -122,13 +123,8 @@ def read_state_json(file: Path) -> Any:
     except (OSError, ValueError) as exc:
         msg = f"{file} cannot be read ({type(exc).__name__}: {exc})"
         raise DamagedStateError(msg) from exc
-    stack: list[tuple[Any, int]] = [(data, 0)]
-    while stack:
-        node, depth = stack.pop()
-        if depth > MAX_STATE_DEPTH:
-            raise too_deep
-        if isinstance(node, dict | list):
-            stack.extend((child, depth + 1) for child in (node.values() if isinstance(node, dict) else node))
+    if nests_deeper_than(data, MAX_STATE_DEPTH):
+        raise too_deep
     return data
 
 
