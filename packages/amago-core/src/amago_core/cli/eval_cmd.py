@@ -179,6 +179,7 @@ def with_eval_options() -> Any:
 def refuse_fixed_settings(overrides: list[str], allowed: tuple[str, ...], command: str) -> None:
     """Exits 2 in one line when an ``-o`` item is malformed or sets what ``amago {command}`` cannot change: a
     setting outside ``allowed`` (dotted keys; ``section.*``: any setting of the section)."""
+    from amago_core.config.resume import setting_matches
     from amago_core.config.sources import ConfigSourceError, parse_override
 
     for item in overrides:
@@ -187,9 +188,7 @@ def refuse_fixed_settings(overrides: list[str], allowed: tuple[str, ...], comman
         except ConfigSourceError as exc:
             fail(str(exc))
         for key in _dotted_keys(tree):
-            if not any(
-                key == name or (name.endswith(".*") and key.startswith(name[:-1])) for name in allowed
-            ):
+            if not setting_matches(key, allowed):
                 fail(
                     f"-o {item}: `amago {command}` cannot change {key}, which the run's policy was trained with; "
                     f"its -o takes {', '.join(allowed)}"

@@ -114,12 +114,16 @@ def _leaf_changes(prefix: str, old: Any, new: Any) -> Iterable[SettingChange]:
         yield SettingChange(prefix, old, new)
 
 
+def setting_matches(key: str, patterns: Iterable[str]) -> bool:
+    """Whether the setting ``key`` (dotted) is one of ``patterns`` (``section.*``: any setting of the section)."""
+    return any(
+        key.startswith(pattern[:-1]) if pattern.endswith(".*") else key == pattern for pattern in patterns
+    )
+
+
 def may_change_on_resume(key: str) -> bool:
     """Whether the setting ``key`` (dotted) is one of :data:`RESUMABLE_SETTINGS`."""
-    return any(
-        key.startswith(allowed[:-1]) if allowed.endswith(".*") else key == allowed
-        for allowed in RESUMABLE_SETTINGS
-    )
+    return setting_matches(key, RESUMABLE_SETTINGS)
 
 
 def refused_changes(saved: Mapping[str, Any], new: Mapping[str, Any]) -> list[SettingChange]:
