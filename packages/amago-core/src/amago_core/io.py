@@ -94,15 +94,23 @@ def open_append_inside(root: str | Path, path: str | Path) -> IO[str]:
         if exc.errno == errno.ELOOP:
             inside(root, path)  # raises the one-line error naming the link
         raise
-    links = os.fstat(fd).st_nlink
-    if links > 1:
+    try:
+        refuse_hard_link(path, os.fstat(fd).st_nlink)
+    except UnsafePathError:
         os.close(fd)
+        raise
+    return os.fdopen(fd, "a", encoding="utf-8")
+
+
+def refuse_hard_link(path: str | Path, links: int) -> None:
+    """Raises :class:`UnsafePathError` when ``path``, which amago is about to write in place (append to, or let
+    SQLite write), has ``links`` > 1 names: writing it would change the file wherever its other names lie."""
+    if links > 1:
         msg = (
-            f"{path} is hard-linked ({links} names for one file): amago never appends to a file another folder "
-            f"shares; give it a copy of its own (cp {path} {path}.copy && mv {path}.copy {path}) and retry"
+            f"{path} is hard-linked ({links} names for one file): amago never writes in place to a file another "
+            f"folder shares; give it a copy of its own (cp {path} {path}.copy && mv {path}.copy {path}) and retry"
         )
         raise UnsafePathError(msg, Path(path))
-    return os.fdopen(fd, "a", encoding="utf-8")
 
 
 def member_folder(group: str | Path, name: str) -> Path:
@@ -179,4 +187,5 @@ __all__ = [
     "nests_deeper_than",
     "open_append_inside",
     "plain_file_mode",
+    "refuse_hard_link",
 ]

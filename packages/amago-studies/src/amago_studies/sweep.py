@@ -49,7 +49,7 @@ from typing import Any
 
 from amago_core.cli.output import fail
 from amago_core.config.sources import RUN_RECORD_NAME
-from amago_core.io import UnsafePathError, atomic_write_json, inside, member_folder
+from amago_core.io import UnsafePathError, atomic_write_json, inside, member_folder, refuse_hard_link
 from amago_core.optional import require
 from amago_studies import STUDIES, SWEEP_RECORD
 from amago_studies.child_runs import child_run_command, last_line, start_child
@@ -133,13 +133,7 @@ class SweepFolder:
                 links = os.lstat(path).st_nlink
             except FileNotFoundError:
                 continue
-            if links > 1:
-                msg = (
-                    f"{path} is hard-linked ({links} names for one file): amago never writes a study another "
-                    f"folder shares; give it a copy of its own (cp {path} {path}.copy && mv {path}.copy {path}) "
-                    "and retry"
-                )
-                raise UnsafePathError(msg, path)
+            refuse_hard_link(path, links)
 
     def log(self, number: int) -> Path:
         return self.root / "logs" / f"trial_{number}.log"
