@@ -40,6 +40,7 @@ def test_amagos_own_distributions_come_from_the_meta_packages_requirements() -> 
         "amago-core",
         "amago-agents",
         "amago-envs",
+        "amago-memories",
         "amago-nets",
         "amago-studies",
         "amago-tools",

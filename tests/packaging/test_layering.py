@@ -25,6 +25,7 @@ FIRST_PARTY = (
     "amago_tools",
     "amago_studies",
     "amago_ray",
+    "amago_memories",
 )
 ALLOWED_BELOW = {
     "amago-core": set(),
@@ -35,6 +36,7 @@ ALLOWED_BELOW = {
     "amago-studies": {"amago_core", "amago_tools"},
     "amago-ray": {"amago_core"},
     "amago-wandb": {"amago_core"},
+    "amago-memories": {"amago_core"},
 }
 """Distribution -> the first-party top-level modules it may import (besides its own)."""
 

@@ -33,6 +33,7 @@ INTERNAL = (
     "amago-tools",
     "amago-studies",
     "amago-ray",
+    "amago-memories",
 )
 """amago's own distributions: whoever depends on one names a range of compatible versions."""
 PROJECTS = {
