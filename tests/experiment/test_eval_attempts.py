@@ -122,7 +122,8 @@ def test_frozen_lake_more_attempts_and_a_shorter_context_than_trained(tmp_path):
     assert (report["context"], report["trained_context"], report["attempts"]) == (4, 8, 2)
     check_rows(report, 2, 4)
     assert "nothing is past the training horizon" in report["verdict"]
-    assert report["files"][0] == str(run_dir / "attempts-train.json")  # the test tasks' file is kept
+    # The test tasks' file is kept, and so is each context's.
+    assert report["files"][0] == str(run_dir / "attempts-train-context4.json")
 
     # Async pools: each worker process writes its own env's trials.
     out, _ = evaluate(run_dir, "--attempts", "3", "--episodes", "4", "-o", "rollout.env_mode=async")
@@ -159,8 +160,12 @@ def test_wind_attempts_past_training_with_a_rolling_cache_and_learnable_position
     assert contexts
     assert set(contexts) == {3}
     assert [row["attempt"] for row in report["other_metrics"]["return"]] == list(range(1, 7))
-    assert (run_dir / "attempts.json").is_file()
-    assert (run_dir / "attempts.png").is_file()
+    # A context other than the trained one keeps its own files.
+    assert report["files"] == [
+        str(run_dir / "attempts-context3.json"),
+        str(run_dir / "attempts-context3.png"),
+    ]
+    assert (run_dir / "attempts-context3.png").is_file()
     assert err.startswith("amago: attempts: ")
     assert err.count("\n") == 1
 

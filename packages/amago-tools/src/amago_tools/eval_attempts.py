@@ -190,7 +190,8 @@ def recording_makers(
 
 def attempts_report(request: EvalRequest) -> Mapping[str, Any] | None:
     """``amago_eval_end``: the per-attempt table (``attempts`` in the printed JSON), ``attempts.json`` and
-    ``attempts.png`` in the run folder, and the verdict in one line on stderr."""
+    ``attempts.png`` in the run folder (``attempts-{tasks}`` for other tasks than test, ``-context{L}`` for
+    another memory than trained), and the verdict in one line on stderr."""
     plan = _PLANS.pop(request.run_dir, None)
     if plan is None or plan.records is None:
         return None
@@ -200,6 +201,9 @@ def attempts_report(request: EvalRequest) -> Mapping[str, Any] | None:
         shutil.rmtree(plan.records, ignore_errors=True)
     report = build_report(plan, trials)
     stem = "attempts" if request.section == "test" else f"attempts-{request.section.removeprefix('test-')}"
+    if plan.context != plan.trained_context:
+        # A researcher compares contexts on the same run: each one keeps its own files.
+        stem += f"-context{plan.context}"
     report["files"] = [str(path) for path in _write_files(request.run_dir, stem, report)]
     sys.stderr.write(f"amago: attempts: {report['verdict']}\n")
     return {"attempts": report}
