@@ -10,6 +10,11 @@ works with any torch from 2.1 on).
   in element-wise ops) is not counted: it is a small share of these models' arithmetic, and leaving it out is
   the usual MFU convention. Ops torch has no formula for are not counted either: flash-attn's and mamba-ssm's
   own CUDA kernels (their runs' FLOPs are a lower bound).
+- Complex-valued work (the complex linear recurrences of LRU and FFM): FlopCounterMode's formulas read shapes
+  only, so a matmul-class op on complex tensors would be counted at 2 FLOPs per multiply-add where it does 8 real
+  FLOPs. Inside :func:`auditing_complex` such ops are counted at 8 and complex element-wise ops (a scan's decays
+  and sums) are tallied with an estimate of their real FLOPs, outside the total like all element-wise work, so a
+  table can say how much was left out (:class:`ComplexAudit`).
 - The peak is *measured* on the same core in the same run: the median GFLOP/s of repeated square matmuls
   (fp32; bf16 where the hardware has bf16 matmul units: CPU flags ``avx512_bf16`` / ``amx_bf16``, or CUDA),
   with whatever thread count the caller set (the benchmarks use one).
@@ -19,11 +24,12 @@ works with any torch from 2.1 on).
 from __future__ import annotations
 
 import contextlib
+import contextvars
 import platform
 import statistics
 import time
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from typing import Any
 
 import torch
@@ -62,9 +68,122 @@ def count_flops(fn: Callable[..., Any], *args: Any, **kwargs: Any) -> tuple[int,
     # without having a grad_fn (AMAGO's train_step passes such tensors); only the total is needed here, which
     # the counter books under "Global" whatever the module.
     counter.mod_tracker = _GlobalOnly()
-    with counter:
+    audit = _AUDIT.get()
+    if audit is None:
+        with counter:
+            result = fn(*args, **kwargs)
+        return int(counter.get_total_flops()), result
+    # The watch is entered first, so it sits below the counter: it sees the ops the counter actually ran
+    # (after the counter's decompositions), each once.
+    with _complex_watch(audit, counter.flop_registry), counter:
         result = fn(*args, **kwargs)
-    return int(counter.get_total_flops()), result
+    return int(counter.get_total_flops()) + audit.take_matmul_correction(), result
+
+
+@dataclass
+class ComplexAudit:
+    """Complex-valued work seen by :func:`count_flops` inside :func:`auditing_complex` (accumulated over calls).
+
+    Attributes:
+        matmul_ops: matmul-class ops (those FlopCounterMode has a formula for) run on complex tensors, by name:
+            their FLOPs are in the total at 8 real FLOPs per complex multiply-add (the counter's formula gives 2).
+        matmul_flops: the real FLOPs of those ops, as added to the total.
+        elementwise_ops: calls of complex ops without a formula (element-wise ops such as a scan's decays and
+            sums, and views such as the real and imaginary parts), not in the total, as no element-wise work is.
+        elementwise_flops: an estimate of their real FLOPs (6 per complex-by-complex multiply, 2 per complex
+            multiply by a real, add or subtract, per output element; other ops are counted as calls only).
+    """
+
+    matmul_ops: dict[str, int] = field(default_factory=dict)
+    matmul_flops: int = 0
+    elementwise_ops: int = 0
+    elementwise_flops: int = 0
+    _pending: int = field(default=0, repr=False)
+
+    def take_matmul_correction(self) -> int:
+        """FLOPs to add to the counter's total for the complex matmuls of the last count (6 per multiply-add)."""
+        pending, self._pending = self._pending, 0
+        return pending
+
+    def to_json(self) -> dict[str, Any]:
+        """The audit as JSON-safe fields."""
+        data = asdict(self)
+        data.pop("_pending")
+        return data
+
+    def note(self, counted: float | None = None) -> str | None:
+        """One sentence on the complex work in a count (None when there was none).
+
+        Args:
+            counted: the FLOP total the audit belongs to, to put the element-wise estimate against.
+        """
+        if not self.matmul_ops and not self.elementwise_ops:
+            return None
+        parts = []
+        if self.matmul_ops:
+            names = ", ".join(sorted(self.matmul_ops))
+            parts.append(f"complex matmuls ({names}) are counted at 8 real FLOPs per multiply-add")
+        if self.elementwise_ops:
+            sentence = "complex element-wise ops are not counted, as no element-wise work is"
+            if counted:
+                share = self.elementwise_flops / counted
+                sentence += f" (their multiplies and adds: ~{share:.1%} of the counted FLOPs)"
+            parts.append(sentence)
+        return "; ".join(parts)
+
+
+_AUDIT: contextvars.ContextVar[ComplexAudit | None] = contextvars.ContextVar(
+    "flops_complex_audit", default=None
+)
+
+
+@contextlib.contextmanager
+def auditing_complex() -> Iterator[ComplexAudit]:
+    """Every :func:`count_flops` inside the block counts complex matmuls right and tallies complex element-wise
+    work in the yielded :class:`ComplexAudit` (which accumulates over the block's counts)."""
+    audit = ComplexAudit()
+    token = _AUDIT.set(audit)
+    try:
+        yield audit
+    finally:
+        _AUDIT.reset(token)
+
+
+# Element-wise ops whose real FLOPs per complex output element are estimated (the rest count as calls only).
+_COMPLEX_ELEMENTWISE = {"mul": (6, 2), "add": (2, 2), "sub": (2, 2)}  # (complex x complex, complex x real)
+
+
+def _complex_watch(audit: ComplexAudit, formulas: dict[Any, Any]) -> Any:
+    """A dispatch mode recording into ``audit`` every op that touches a complex tensor."""
+    from torch.utils._python_dispatch import TorchDispatchMode
+    from torch.utils._pytree import tree_flatten
+
+    class _Watch(TorchDispatchMode):
+        def __torch_dispatch__(self, func: Any, types: Any, args: Any = (), kwargs: Any = None) -> Any:
+            kwargs = kwargs or {}
+            out = func(*args, **kwargs)
+            inputs = [t for t in tree_flatten((args, kwargs))[0] if isinstance(t, torch.Tensor)]
+            outputs = [t for t in tree_flatten(out)[0] if isinstance(t, torch.Tensor)]
+            if not any(t.is_complex() for t in inputs + outputs):
+                return out
+            packet = getattr(func, "overloadpacket", func)
+            name = str(packet).removeprefix("aten.")
+            if packet in formulas:
+                # The counter books 2 FLOPs per complex multiply-add; a complex multiply-add is 4 real
+                # multiplies and 4 real adds, so 6 more are added.
+                counted = int(formulas[packet](*args, **kwargs, out_val=out))
+                audit.matmul_ops[name] = audit.matmul_ops.get(name, 0) + 1
+                audit.matmul_flops += 4 * counted
+                audit._pending += 3 * counted
+                return out
+            audit.elementwise_ops += 1
+            per_element = _COMPLEX_ELEMENTWISE.get(name.removesuffix("_"))
+            if per_element is not None and outputs and outputs[0].is_complex():
+                both = sum(t.is_complex() for t in inputs) >= 2
+                audit.elementwise_flops += per_element[0 if both else 1] * outputs[0].numel()
+            return out
+
+    return _Watch()
 
 
 class _GlobalOnly:

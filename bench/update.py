@@ -2,8 +2,16 @@
 
 One update = loss forward + backward + gradient clipping + AdamW step + target/copy sync, on a batch of 24
 sequences of 250 steps (251 observations) with Box(4,) observations and Discrete(5) actions, for the
-timestep encoder ``ff`` (1 layer, 128 hidden, 64 out) and each trajectory encoder at 3 layers × 128
-(``ff``, ``rnn``, ``transformer``, ``mamba``). The agent is the default one: 4 critics, 7 gammas, PopArt, binary filter.
+timestep encoder ``ff`` (1 layer, 128 hidden, 64 out) and each trajectory encoder asked for. The agent is the
+default one: 4 critics, 7 gammas, PopArt, binary filter.
+
+``--encoders`` takes any registered trajectory encoder (``amago list traj-encoders``: the built-ins, amago-memories'
+``ffm``, ``lru``, ``mingru``, ``mlstm``, ``linear_attention``, ``gtrxl``, a third party's). ``ff``, ``rnn`` (alias
+``gru``), ``transformer`` and ``mamba`` keep the sizes every earlier figure was measured at, 3 layers × 128
+(:data:`TRAJ`); any other name runs at its config's defaults. ``--traj-option KEY=VALUE`` (repeatable) sets an
+option of every encoder asked for, ``--traj-option ENCODER:KEY=VALUE`` of one, each validated by the encoder's
+config (e.g. ``--traj-option n_layers=3`` puts every encoder at 3 layers). ``--memories`` asks for the README speed
+table's set (:data:`MEMORIES`).
 
 Beside updates/s it prints the FLOPs of one update and of one policy step (counted with ``FlopCounterMode``,
 ``bench/flops.py``; the policy step is the mean over a 250-step rollout of 16 rows with inputs made on the host
@@ -25,7 +33,8 @@ that. This script times amago's update alone (a quick check while working on the
 
 Run: ``.venv/bin/python bench/update.py`` (``--updates`` to trade time for stability, ``--encoders`` to pick,
 ``--threads 1 2`` for a table per CPU thread count, ``--precision no bf16 --repeats 3`` for fp32 against bf16
-autocast; ``--device cuda --precision bf16`` on a GPU; the bf16 peak is measured where bf16 matmuls are native).
+autocast; ``--device cuda --precision bf16`` on a GPU; the bf16 peak is measured where bf16 matmuls are native;
+``--out rows.json`` also writes one JSON row per encoder, precision and thread count).
 """
 
 from __future__ import annotations
@@ -41,14 +50,18 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Any, NoReturn
 
 import numpy as np
 import torch
 from gymnasium import spaces
+from pydantic import ValidationError
 
+from amago_core.config.sources import parse_value
 from amago_core.data.batch import Batch
 from amago_core.experiment.hardware import bound_onednn_caches
-from amago_core.plugins import registries
+from amago_core.plugins import PluginError, registries
+from amago_core.plugins.strict import describe_validation_error
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # bench/flops.py, a sibling script module
 import flops
@@ -63,6 +76,94 @@ TRAJ = {
     "mamba": {"kind": "mamba", "d_model": 128, "n_layers": 3},
 }
 DEFAULT_ENCODERS = ["ff", "rnn", "transformer"]  # mamba's pure-PyTorch scan is slow on a CPU: ask for it
+NAME_WIDTH = 18  # the table's encoder column: linear_attention is 16 characters
+MEMORIES = ["gru", "transformer", "ffm", "lru", "mingru", "mlstm", "linear_attention", "gtrxl"]
+"""The README speed table's memories (``--memories``): the built-in GRU and Transformer, and amago-memories' six."""
+
+
+class UsageError(Exception):
+    """A name or option the user typed that cannot be measured; the message is one line."""
+
+
+def parse_traj_options(items: list[str]) -> list[tuple[str | None, str, object]]:
+    """``--traj-option`` values as ``(encoder or None, key, value)``; a value is JSON when it is JSON, else text.
+
+    Args:
+        items: ``KEY=VALUE`` (every encoder) or ``ENCODER:KEY=VALUE`` (that encoder only).
+
+    Raises:
+        UsageError: an item of another form.
+    """
+    parsed = []
+    for item in items:
+        target, sep, raw = item.partition("=")
+        scope, colon, key = target.rpartition(":")
+        if not sep or not key.strip() or (colon and not scope.strip()):
+            msg = f"--traj-option {item!r} must look like KEY=VALUE or ENCODER:KEY=VALUE (e.g. d_model=128)"
+            raise UsageError(msg)
+        if key.strip() == "kind":  # the encoder's name chooses it
+            msg = f"--traj-option {item!r}: name the encoder instead of setting kind"
+            raise UsageError(msg)
+        parsed.append((scope.strip() or None, key.strip(), parse_value(raw)))
+    return parsed
+
+
+def traj_configs(names: list[str], items: list[str]) -> dict[str, dict[str, object]]:
+    """The trajectory-encoder table each name is measured with, validated by its encoder's config.
+
+    A name :data:`TRAJ` pins (or an alias of one: ``gru`` is ``rnn``) starts from that table, so its figures stay
+    comparable with the earlier ones; any other registered name starts from its config's defaults. The
+    ``--traj-option`` items are set on top.
+
+    Args:
+        names: registered trajectory-encoder names, as typed.
+        items: the ``--traj-option`` values (:func:`parse_traj_options`).
+
+    Returns:
+        ``{name: table}``, a table as a run config's ``traj_encoder`` (``kind`` and the options set).
+
+    Raises:
+        UsageError: an unknown name (the message lists the registered ones), an option scoped to an encoder not
+            asked for, or an option the encoder's config rejects.
+    """
+    registry = registries().traj_encoders
+    canonical = {}
+    for name in names:
+        try:
+            canonical[name] = registry.resolve(name)
+        except PluginError as exc:
+            raise UsageError(str(exc)) from None
+    options = []
+    for scope, key, value in parse_traj_options(items):
+        if scope is not None:
+            # By canonical name, so that an option scoped to ``gru`` reaches ``rnn`` and the other way round.
+            kind = registry.resolve(scope) if scope in registry else scope
+            if kind not in canonical.values():
+                wanted = ", ".join(names)
+                msg = f"--traj-option {scope}:{key}=...: {scope!r} is not among the encoders measured ({wanted})"
+                raise UsageError(msg)
+            scope = kind
+        options.append((scope, key, value))
+    tables = {}
+    for name, kind in canonical.items():
+        table: dict[str, object] = dict(TRAJ.get(kind, {"kind": kind}))
+        table.update({key: value for scope, key, value in options if scope in (None, kind)})
+        try:
+            registry.make_config(table)
+        except ValidationError as exc:
+            msg = "; ".join(describe_validation_error(exc, source=f"--traj-option for {name}"))
+            if any(scope is None for scope, _, _ in options):
+                msg += " (KEY=VALUE sets every encoder measured; ENCODER:KEY=VALUE one)"
+            raise UsageError(msg) from None
+        except (PluginError, ValueError) as exc:
+            raise UsageError(f"{name}: {exc}") from None
+        tables[name] = table
+    return tables
+
+
+def resolved_config(table: dict[str, object]) -> dict[str, object]:
+    """Every option of the encoder ``table`` builds, defaults included (what a row records)."""
+    return registries().traj_encoders.make_config(table).to_dict()
 
 
 def random_batch(
@@ -98,8 +199,13 @@ def random_batch(
     return batch.to_torch(torch.device(device))
 
 
-def build_agent(traj: str, device: torch.device) -> torch.nn.Module:
-    """The default ``agent`` on the Meta-Frozen-Lake shapes with trajectory encoder ``traj``, on ``device``."""
+def build_agent(traj: str | dict[str, object], device: torch.device) -> torch.nn.Module:
+    """The default ``agent`` on the Meta-Frozen-Lake shapes with trajectory encoder ``traj``, on ``device``.
+
+    Args:
+        traj: a :data:`TRAJ` name, or a trajectory-encoder table (:func:`traj_configs`).
+        device: where the agent lives.
+    """
     obs_space = spaces.Dict({"observation": spaces.Box(0, 4, (4,))})
     rl2_space = spaces.Box(-np.inf, np.inf, (1 + ACTIONS,))
     return (
@@ -111,7 +217,7 @@ def build_agent(traj: str, device: torch.device) -> torch.nn.Module:
             action_space=spaces.Discrete(ACTIONS),
             max_seq_len=STEPS,
             tstep_encoder=registries().tstep_encoders.builder(TSTEP),
-            traj_encoder=registries().traj_encoders.builder(TRAJ[traj]),
+            traj_encoder=registries().traj_encoders.builder(TRAJ[traj] if isinstance(traj, str) else traj),
         )
         .to(device)
     )
@@ -137,7 +243,7 @@ def peak_rss_bytes() -> int:
 
 
 def measure_updates(
-    traj: str,
+    traj: str | dict[str, object],
     updates: int,
     warmup: int,
     device: torch.device,
@@ -149,7 +255,8 @@ def measure_updates(
 
     The updates cycle through ``batches`` random batches (made beforehand): with more than one, the count of real
     steps changes from update to update as in training, and with it the shapes every per-step layer runs at.
-    ``peak_rss`` is the process's peak RSS right after the timed updates (before the FLOP counter runs)."""
+    ``peak_rss`` is the process's peak RSS right after the timed updates (before the FLOP counter runs);
+    ``flops_audit`` is the complex-valued work of the counted update (``bench/flops.py``'s ``ComplexAudit``)."""
     agent = build_agent(traj, device).train()
     params = list(agent.trainable_parameters())
     optimizer = torch.optim.AdamW(params, lr=1e-4, weight_decay=1e-3)
@@ -176,17 +283,21 @@ def measure_updates(
     elapsed = time.perf_counter() - start
     peak_rss = peak_rss_bytes()
     # Counted after timing: the counter's dispatch overhead must not enter the timed updates.
-    update_flops = flops.count_flops(update)[0] if count_flops else None
+    update_flops, audit = None, None
+    if count_flops:
+        with flops.auditing_complex() as audit:
+            update_flops = flops.count_flops(update)[0]
     return {
         "updates_per_s": updates / elapsed,
         "update_s": elapsed / updates,
         "update_flops": update_flops,
         "peak_rss": peak_rss,
+        "flops_audit": audit.to_json() if audit else None,
     }
 
 
 def measure_updates_fresh(
-    traj: str,
+    traj: str | dict[str, object],
     updates: int,
     warmup: int,
     device: torch.device,
@@ -210,7 +321,8 @@ def measure_updates_fresh(
         [sys.executable, __file__, "--child", json.dumps(job)], capture_output=True, text=True, check=False
     )
     if done.returncode != 0:
-        msg = f"the update run for {traj} ({precision}) failed:\n{done.stderr[-4000:]}"
+        kind = traj if isinstance(traj, str) else traj["kind"]
+        msg = f"the update run for {kind} ({precision}) failed:\n{done.stderr[-4000:]}"
         raise RuntimeError(msg)
     return json.loads(done.stdout.strip().splitlines()[-1])
 
@@ -233,8 +345,9 @@ def run_child(job: dict) -> None:
     print(json.dumps(result), flush=True)
 
 
-def measure_acting(traj: str, device: torch.device, precision: str) -> dict[str, float]:
-    """One ``STEPS``-step rollout of ``ROWS`` rows through ``get_actions``: FLOPs and seconds per env step."""
+def measure_acting(traj: str | dict[str, object], device: torch.device, precision: str) -> dict[str, object]:
+    """One ``STEPS``-step rollout of ``ROWS`` rows through ``get_actions``: FLOPs and seconds per env step, and the
+    complex-valued work of the counted rollout (``flops_audit``)."""
     agent = build_agent(traj, device).eval()
     rng = np.random.default_rng(1)
 
@@ -261,9 +374,15 @@ def measure_acting(traj: str, device: torch.device, precision: str) -> dict[str,
             rollout()
             sync(device)
             times.append(time.perf_counter() - start)
-        step_flops, _ = flops.count_flops(rollout)
+        with flops.auditing_complex() as audit:
+            step_flops, _ = flops.count_flops(rollout)
     env_steps = ROWS * STEPS
-    return {"step_flops": step_flops / env_steps, "step_s": statistics.median(times) / env_steps}
+    return {
+        "step_flops": step_flops / env_steps,
+        "step_s": statistics.median(times) / env_steps,
+        "flops_audit": audit.to_json(),
+        "flops_note": audit.note(step_flops),
+    }
 
 
 def spread(values: list[float], fmt: str = ".2f") -> str:
@@ -274,12 +393,48 @@ def spread(values: list[float], fmt: str = ".2f") -> str:
     return f"{median:{fmt}} [{min(values):{fmt}}-{max(values):{fmt}}]"
 
 
+def add_encoder_arguments(parser: argparse.ArgumentParser, flag: str, default: list[str] | None) -> None:
+    """The trajectory-encoder flags both ``bench/update.py`` and ``bench/throughput.py`` take.
+
+    Args:
+        parser: the script's parser.
+        flag: the flag naming encoders (``--encoders`` here, ``--encoder`` in ``throughput.py``).
+        default: the encoders measured when none is named.
+    """
+    which = parser.add_mutually_exclusive_group()
+    which.add_argument(
+        flag,
+        nargs="+",
+        default=default,
+        metavar="NAME",
+        help="registered trajectory encoders (`amago list traj-encoders`); built-ins at 3 layers x 128, others at "
+        "their defaults",
+    )
+    which.add_argument(
+        "--memories",
+        action="store_true",
+        help=f"the README speed table's set: {' '.join(MEMORIES)}",
+    )
+    parser.add_argument(
+        "--traj-option",
+        action="append",
+        default=[],
+        metavar="[ENCODER:]KEY=VALUE",
+        help="an option of every encoder measured (or of ENCODER only), validated by its config; repeatable",
+    )
+
+
+def usage_failure(parser: argparse.ArgumentParser, exc: UsageError) -> NoReturn:
+    """Exits 2 with the problem on one line (argparse's usage block would bury it)."""
+    parser.exit(2, f"{parser.prog}: error: {exc}\n")
+
+
 def main() -> None:
     """Prints updates/s, peak RSS, policy steps/s, their FLOPs, GFLOP/s and MFU per trajectory encoder."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--updates", type=int, default=5, help="timed updates per encoder")
     parser.add_argument("--warmup", type=int, default=2, help="untimed updates first")
-    parser.add_argument("--encoders", nargs="+", default=DEFAULT_ENCODERS, choices=list(TRAJ))
+    add_encoder_arguments(parser, "--encoders", DEFAULT_ENCODERS)
     parser.add_argument("--device", default="cpu", help="cpu (one thread) or cuda")
     parser.add_argument(
         "--precision",
@@ -307,6 +462,7 @@ def main() -> None:
         default=[1],
         help="CPU torch threads, one table each (e.g. 1 2); the matmul peak is measured at each count",
     )
+    parser.add_argument("--out", type=Path, help="also write the rows as a JSON list")
     parser.add_argument(
         "--child", help=argparse.SUPPRESS
     )  # a fresh interpreter's job (measure_updates_fresh)
@@ -314,7 +470,13 @@ def main() -> None:
     if args.child:
         run_child(json.loads(args.child))
         return
+    encoders = MEMORIES if args.memories else args.encoders
+    try:
+        tables = traj_configs(encoders, args.traj_option)
+    except UsageError as exc:
+        usage_failure(parser, exc)
     device = torch.device(args.device)
+    rows: list[dict[str, object]] = []
     for threads in args.threads if device.type == "cpu" else [1]:
         torch.set_num_threads(threads)
         torch.manual_seed(0)
@@ -327,16 +489,17 @@ def main() -> None:
         peak = flops.peaks(device)
         print(flops.peak_line(peak))
         print(
-            f"{'traj encoder':<14}{'prec':<6}{'updates/s':>20}{'peak RSS GiB':>14}{'FLOPs/update':>14}"
+            f"{'traj encoder':<{NAME_WIDTH}}{'prec':<6}{'updates/s':>20}{'peak RSS GiB':>14}{'FLOPs/update':>14}"
             f"{'update GFLOP/s (MFU)':>24}{'policy steps/s':>16}{'FLOPs/step':>14}{'acting GFLOP/s (MFU)':>24}"
         )
-        for traj in args.encoders:
-            runs: dict[str, list[dict[str, float]]] = {precision: [] for precision in args.precision}
+        for traj in encoders:
+            table = tables[traj]
+            runs: dict[str, list[dict[str, Any]]] = {precision: [] for precision in args.precision}
             for repeat in range(args.repeats):  # precisions alternate, so a change of load hits each alike
                 for precision in args.precision:
                     runs[precision].append(
                         measure_updates_fresh(
-                            traj,
+                            table,
                             args.updates,
                             args.warmup,
                             device,
@@ -351,14 +514,51 @@ def main() -> None:
                 reference = peak["bf16"] if precision == "bf16" and peak["bf16"] else peak["fp32"]
                 ups = [run["updates_per_s"] for run in runs[precision]]
                 update_flops = runs[precision][0]["update_flops"]
-                act = measure_acting(traj, device, precision)
+                update_audit = runs[precision][0]["flops_audit"]
+                update_note = flops.ComplexAudit(**update_audit).note(update_flops) if update_audit else None
+                act = measure_acting(table, device, precision)
+                peak_rss = max(run["peak_rss"] for run in runs[precision])
                 print(
-                    f"{traj:<14}{precision:<6}{spread(ups):>20}"
-                    f"{max(run['peak_rss'] for run in runs[precision]) / 2**30:>14.2f}{flops.gflop(update_flops):>14}"
+                    f"{traj:<{NAME_WIDTH}}{precision:<6}{spread(ups):>20}"
+                    f"{peak_rss / 2**30:>14.2f}{flops.gflop(update_flops):>14}"
                     f"{flops.mfu_cells(update_flops, 1 / statistics.median(ups), reference):>24}"
                     f"{1 / act['step_s']:>16.0f}{flops.gflop(act['step_flops']):>14}"
                     f"{flops.mfu_cells(act['step_flops'], act['step_s'], reference):>24}",
                     flush=True,
+                )
+                for what, note in (("update", update_note), ("policy step", act["flops_note"])):
+                    if note:
+                        print(f"{'':<{NAME_WIDTH}}{what} FLOPs: {note}", flush=True)
+                update_rate, update_mfu = flops.mfu(update_flops, 1 / statistics.median(ups), reference)
+                acting_rate, acting_mfu = flops.mfu(act["step_flops"], act["step_s"], reference)
+                rows.append(
+                    {
+                        "encoder": traj,
+                        "traj_encoder": resolved_config(table),
+                        "traj_table": table,
+                        "precision": precision,
+                        "device": str(device),
+                        "threads": threads,
+                        "updates": args.updates,
+                        "warmup": args.warmup,
+                        "batches": args.batches,
+                        "updates_per_s": statistics.median(ups),
+                        "updates_per_s_runs": ups,
+                        "peak_rss_gib": peak_rss / 2**30,
+                        "update_flops": update_flops,
+                        "update_gflops_per_s": update_rate,
+                        "update_mfu": update_mfu,
+                        "update_flops_audit": update_audit,
+                        "update_flops_note": update_note,
+                        "policy_rows": ROWS,
+                        "policy_steps_per_s": 1 / act["step_s"],
+                        "policy_step_flops": act["step_flops"],
+                        "policy_gflops_per_s": acting_rate,
+                        "policy_mfu": acting_mfu,
+                        "policy_flops_audit": act["flops_audit"],
+                        "policy_flops_note": act["flops_note"],
+                        "peak_gflops": peak,
+                    }
                 )
             if len(args.precision) > 1:
                 base, other = args.precision[0], args.precision[1]
@@ -370,14 +570,17 @@ def main() -> None:
                     run["peak_rss"] for run in runs[base]
                 )
                 print(
-                    f"{'':<14}{other} / {base}: updates/s x{spread(ratios)} (run by run), "
+                    f"{'':<{NAME_WIDTH}}{other} / {base}: updates/s x{spread(ratios)} (run by run), "
                     f"peak RSS {extra / 2**30:+.2f} GiB",
                     flush=True,
                 )
         print(
-            "MFU against the peak of each row's precision (bf16 rows: the bf16 peak where measured); "
+            "FLOPs are matmul-class ops only (element-wise work, a scan's included, is not counted); MFU against "
+            "the peak of each row's precision (bf16 rows: the bf16 peak where measured); "
             f"load average at the end {os.getloadavg()[0]:.2f}"
         )
+    if args.out:
+        args.out.write_text(json.dumps(rows, indent=2) + "\n")
 
 
 if __name__ == "__main__":
