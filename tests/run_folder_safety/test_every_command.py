@@ -46,6 +46,10 @@ VARIANTS: dict[tuple[str, ...], list[list[str]]] = {
     ("migrate-gin",): [["--reference", "--update", "{page}"]],
     ("config", "reference"): [["--update", "{page}"]],
     ("import-amago",): [[f"{{{trap}}}", f"{{{trap}}}"] for trap in RUN_TRAPS],
+    ("bench", "memory"): [
+        [f"{{{trap}}}", "--memories", "gru", "--tasks", "tmaze-passive", "--steps", "100", "--seeds", "1"]
+        for trap in (*RUN_TRAPS, "group_seed", "group_logs")
+    ],
 }
 """The arguments that make a command write, resume or delete, per command path; the others get generic ones
 (:func:`_generic_args`, once per planted run folder). Long-running commands without a folder to point at
@@ -148,7 +152,16 @@ def planted(tmp_path, finished_run) -> dict[str, Path]:
 
 def test_every_command_of_the_app_is_walked():
     paths = {path for path, _ in COMMANDS}
-    assert {("run",), ("eval",), ("sweep",), ("sweep", "show"), ("compare",), ("export",), ("plot",)} <= paths
+    assert {
+        ("run",),
+        ("eval",),
+        ("sweep",),
+        ("sweep", "show"),
+        ("compare",),
+        ("export",),
+        ("plot",),
+        ("bench", "memory"),
+    } <= paths
     assert {("doctor",), ("import-amago",), ("migrate-gin",), ("config", "reference")} <= paths
 
 

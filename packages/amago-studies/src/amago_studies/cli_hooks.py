@@ -1,5 +1,5 @@
 """amago-studies' hooks (registered as ``studies = "amago_studies.cli_hooks"`` under the ``amago`` entry-point
-group): the ``compare`` and ``sweep`` commands, and ``--seeds``/``--parallel`` on ``amago run``.
+group): the ``compare``, ``sweep`` and ``bench memory`` commands, and ``--seeds``/``--parallel`` on ``amago run``.
 
 Import-cheap like every hook module: typer and amago-core's torch-free hook types only; the studies' code loads
 when a command runs.
@@ -17,12 +17,13 @@ from amago_core.hooks.specs import RunOption, RunRequest, hookimpl
 
 @hookimpl
 def amago_cli_commands(app: Any) -> None:
-    """Adds ``amago compare`` and ``amago sweep``."""
-    from amago_studies import sweep_cmd
+    """Adds ``amago compare``, ``amago sweep`` and ``amago bench memory``."""
+    from amago_studies import bench_memory_cmd, sweep_cmd
     from amago_studies.compare_cmd import compare_command
 
     app.command("compare")(compare_command)
     app.add_typer(sweep_cmd.app, name="sweep")
+    app.add_typer(bench_memory_cmd.app, name="bench")
 
 
 @hookimpl

@@ -1,0 +1,291 @@
+"""`amago bench memory`: a real bench of two memories on two T-Mazes, its resume, a failing memory, bad input, a
+planted link and the dry run."""
+
+from __future__ import annotations
+
+import itertools
+import json
+import os
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from amago_core.cli.app import app
+
+pytest.importorskip("rliable.library")  # the dev group installs it (amago-studies[compare])
+
+runner = CliRunner()
+TASKS = ["tmaze-passive", "tmaze-active"]
+# Runs of a few seconds each: a 3-step corridor, 2 actors, small timestep encoders and batches, no plots.
+TINY = [
+    *("-o", "env.corridor_length=3", "-o", "rollout.parallel_actors=2", "-o", "logging.plot=false"),
+    *("-o", "tstep_encoder.d_hidden=16", "-o", "tstep_encoder.d_output=16", "-o", "optim.batch_size=4"),
+    *("--steps", "200", "--reps", "200", "--floor-episodes", "40"),
+]
+# One layer of each memory: a field both gru and ff have (-o items go to every memory).
+BENCH = [
+    "--memories",
+    "gru,ff",
+    "--tasks",
+    ",".join(TASKS),
+    "--seeds",
+    "2",
+    *TINY,
+    "-o",
+    "traj_encoder.n_layers=1",
+]
+BEST = ["--best", "tmaze-passive=1", "--best", "tmaze-active=1"]  # T-Maze's goal reward
+
+
+def bench(out: Path, *args: str):
+    return runner.invoke(app, ["bench", "memory", str(out), *args])
+
+
+def snapshot(folder: Path) -> dict[str, tuple[int, int]]:
+    """Every file and link under ``folder`` (links not followed): size and modification time."""
+    found = {}
+    for path in sorted(folder.rglob("*")):
+        stat = path.lstat()
+        found[str(path.relative_to(folder))] = (stat.st_size, stat.st_mtime_ns)
+    return found
+
+
+@pytest.fixture(scope="module")
+def finished_bench(tmp_path_factory) -> tuple[Path, object]:
+    """A bench of gru and ff on both T-Mazes, 2 seeds each (8 runs of 200 env steps, about a minute)."""
+    out = tmp_path_factory.mktemp("bench") / "out"
+    return out, bench(out, *BENCH, *BEST)
+
+
+@pytest.mark.slow
+def test_a_bench_trains_every_run_and_reports_one_table(finished_bench):
+    out, result = finished_bench
+    assert result.exit_code == 0, result.output
+    table = [line for line in result.stdout.splitlines() if line.startswith("| ")]
+    assert table[0].startswith("| memory | tmaze-passive | tmaze-active | IQM [95 % CI] | P(> gru)")
+    assert [row.split(" | ")[0] for row in table[1:3]] == ["| gru", "| ff"]
+    assert "baseline" in table[1]
+    assert table[1].endswith("| 4/4 |")
+    assert table[2].endswith("| 4/4 |")
+    assert (out / "bench.md").read_text().startswith("# Memory bench: gru, ff on tmaze-passive, tmaze-active")
+    assert (out / "bench.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+    results = json.loads((out / "bench.json").read_text())["results"]
+    runs = {(r["task"], r["memory"], r["seed"]): r for r in results["runs"]}
+    assert set(runs) == {(t, m, s) for t in TASKS for m in ("gru", "ff") for s in (0, 1)}
+    for run in runs.values():
+        assert run["exit_code"] == 0
+        assert run["missing"] is None
+        assert isinstance(run["score"], float)
+        assert run["peak_rss_bytes"] > 50 * 2**20
+        assert run["updates_per_second"] > 0
+        assert run["policy_steps_per_second"] > 0
+        floor = results["tasks"][run["task"]]["floor"]["mean_return"]
+        assert run["normalised"] == pytest.approx((run["score"] - floor) / (1.0 - floor))
+    for memory in ("gru", "ff"):
+        iqm = results["memories"][memory]["aggregates"]["IQM"]
+        assert iqm["low"] <= iqm["estimate"] <= iqm["high"]
+        assert results["memories"][memory]["rows"] == 2
+    better = results["memories"]["ff"]["probability_of_improvement"]
+    assert 0 <= better["low"] <= better["probability"] <= better["high"] <= 1
+    assert results["memories"]["gru"]["probability_of_improvement"] is None  # the baseline
+    floors = json.loads((out / "floors.json").read_text())
+    assert len(floors) == 2  # one per task, cached for the next report
+    group = json.loads((out / "tmaze-active" / "ff" / "seeds.json").read_text())
+    assert group["exit_codes"] == {"0": 0, "1": 0}  # a seed group `amago run --resume` and compare read
+
+
+@pytest.mark.slow
+def test_the_same_command_retrains_nothing_and_other_settings_are_refused(finished_bench):
+    out, first = finished_bench
+    assert first.exit_code == 0, first.output
+    metrics = {path: path.stat().st_mtime_ns for path in out.rglob("metrics.jsonl")}
+    assert len(metrics) == 8
+
+    again = bench(out, *BENCH, *BEST, "--baseline", "ff")  # a report option may change
+    assert again.exit_code == 0, again.output
+    assert "0 run(s) to start, 0 to resume, 8 finished already" in again.stderr
+    assert {path: path.stat().st_mtime_ns for path in out.rglob("metrics.jsonl")} == metrics
+    assert "| P(> ff) [95 % CI] |" in again.stdout
+
+    before = snapshot(out)
+    other = bench(out, *BENCH, "--steps", "300")  # the last --steps counts
+    assert other.exit_code == 2
+    assert other.stderr.count("\n") == 1, other.stderr
+    assert "started with --steps 200, not --steps 300" in other.stderr
+    assert snapshot(out) == before
+
+
+EXPLODES = '''
+from typing import Literal
+from amago_core.config import ComponentConfig
+from amago_core.plugins import ComponentSpec
+
+class ExplodesConfig(ComponentConfig):
+    kind: Literal["explodes"] = "explodes"
+    """Registered name."""
+
+SPEC = ComponentSpec(name="explodes", group="amago.traj_encoders", summary="raises at build",
+                     config=ExplodesConfig, factory="explodes_pkg.encoder:Encoder")
+'''
+
+
+@pytest.mark.slow
+def test_a_failing_memory_is_one_line_and_the_others_finish(fake_distribution, tmp_path):
+    fake_distribution(
+        "amago-plugin-explodes",
+        entry_points={"amago.traj_encoders": {"explodes": "explodes_pkg.specs:SPEC"}},
+        modules={
+            "explodes_pkg/__init__.py": "",
+            "explodes_pkg/specs.py": EXPLODES,
+            "explodes_pkg/encoder.py": (
+                "class Encoder:\n"
+                "    def __init__(self, config, **context):\n"
+                "        raise ValueError('this encoder needs a GPU with 80 GB')\n"
+            ),
+        },
+    )
+    out = tmp_path / "out"
+    result = bench(out, "--memories", "explodes,gru", "--tasks", "tmaze-passive", "--seeds", "1", *TINY)
+    assert result.exit_code == 1, result.output
+    lines = [line for line in result.stderr.splitlines() if "explodes on" in line]
+    assert len(lines) == 1, result.stderr
+    log = out / "tmaze-passive" / "explodes" / "logs" / "seed_0.log"
+    assert lines[0].startswith("amago: bench: explodes on tmaze-passive seed 0 failed (exit 1): ")
+    assert "this encoder needs a GPU with 80 GB" in lines[0]
+    assert lines[0].endswith(f"; its log: {log}")
+    assert "gru on tmaze-passive seed 0 finished" in result.stderr
+    report = (out / "bench.md").read_text()
+    assert "## Missing" in report
+    assert "- explodes on tmaze-passive seed 0: failed (exit 1)" in report
+    assert "| gru | 1 " in report
+    assert report.count("| 1/1 |") == 1
+    assert "| 0/1 |" in report
+
+
+@pytest.mark.parametrize(
+    ("args", "words"),
+    [
+        (
+            ["--memories", "gru,nope", "--tasks", "tmaze-passive"],
+            "unknown trajectory encoder 'nope'. Installed: ",
+        ),
+        (["--memories", "gru", "--tasks", "tmaze-nope"], "env suite 'tmaze' has no task 'nope'"),
+        (
+            ["--memories", "gru,ff", "--tasks", "tmaze-passive", "--baseline", "ffm"],
+            "--baseline ffm is not one of",
+        ),
+        (["--memories", "gru", "--tasks", "tmaze-passive", "--seeds", "0"], "--seeds 0: the count must be 1"),
+    ],
+)
+def test_bad_input_is_one_line_and_creates_nothing(tmp_path, args, words):
+    result = bench(tmp_path / "out", *args, "--steps", "200")
+    assert result.exit_code == 2
+    assert result.stderr.count("\n") == 1, result.stderr
+    assert words in result.stderr
+    assert not (tmp_path / "out").exists()
+
+
+@pytest.mark.parametrize("planted", ["tmaze-passive", "tmaze-passive/gru/seed_0", "tmaze-passive/gru/logs"])
+def test_a_planted_link_in_the_bench_folder_is_refused(tmp_path, planted):
+    out, outside = tmp_path / "out", tmp_path / "outside"
+    (outside / "theirs").mkdir(parents=True)
+    (outside / "theirs" / "notes.txt").write_text("theirs\n")
+    args = ["--memories", "gru", "--tasks", "tmaze-passive", "--seeds", "1", *TINY]
+    settings = {"memories": ["gru"], "tasks": ["tmaze-passive"], "seeds": [0], "steps": 200, "configs": []}
+    settings["overrides"] = [item for flag, item in itertools.pairwise(TINY) if flag == "-o"]
+    out.mkdir()
+    record = {"kind": "amago bench memory", "format": 1, "settings": settings, "runs": {}}
+    (out / "bench.json").write_text(json.dumps(record))
+    link = out / planted
+    link.parent.mkdir(parents=True, exist_ok=True)
+    link.symlink_to(outside / "theirs")
+    before, mine = snapshot(outside), snapshot(out)
+
+    result = bench(out, *args)
+    assert result.exit_code == 2, result.output
+    assert result.stderr.count("\n") == 1, result.stderr
+    assert f"{link} is a symlink (to {outside / 'theirs'})" in result.stderr
+    assert snapshot(outside) == before
+    assert snapshot(out) == mine
+
+
+def test_dry_run_prints_the_plan_and_creates_nothing(tmp_path):
+    out = tmp_path / "out"
+    result = bench(out, *BENCH, "--dry-run")
+    assert result.exit_code == 0, result.output
+    lines = result.stdout.splitlines()
+    assert lines[0].startswith(
+        f"amago bench memory (dry run): 2 memories x 2 tasks x 2 seeds = 8 runs of 200 env steps into {out}: "
+        "8 to start, 0 to resume, 0 finished, 0 cannot start; 1 at a time"
+    )
+    children = [line for line in lines if line.startswith("  seed ")]
+    assert len(children) == 8
+    group = out / "tmaze-active" / "ff"
+    assert any(
+        f"-c {group / 'seeds.config.json'} --name seed_1 -o run.ckpt_base_dir={group} --seed 1" in line
+        for line in children
+    )
+    assert not os.path.lexists(out)
+
+
+RETURN = "val/Average Total Return (Across All Env Names)"
+FPS = "val/Env FPS (per_process)"
+
+
+def write_seed(group: Path, seed: int, returns: list[float]) -> None:
+    """A finished seed whose first val return comes before its first update (a sweep's score leaves it out)."""
+    run = group / f"seed_{seed}"
+    run.mkdir(parents=True)
+    lines = []
+    for epoch, value in enumerate(returns):
+        counters = {"Epoch": epoch, "gradient_steps": 10 * epoch, "total_frames": 20 * (epoch + 1)}
+        lines.append({**counters, "wall_time_seconds": 2.0 * (epoch + 1), RETURN: value, FPS: 100.0})
+    (run / "metrics.jsonl").write_text("".join(json.dumps(line) + "\n" for line in lines))
+
+
+def test_scores_normalise_per_task_and_a_task_nobody_beats_is_left_out(tmp_path):
+    from amago_studies.bench_memory import Group, Settings
+    from amago_studies.bench_memory_report import markdown, results
+    from amago_studies.seeds import SeedGroup
+
+    out = tmp_path / "out"
+    settings = Settings(memories=("a", "b"), tasks=("t1", "t2"), seeds=(0, 1), steps=100)
+    finals = {
+        ("t1", "a"): [2.0, 4.0],
+        ("t1", "b"): [1.0, 3.0],
+        ("t2", "a"): [1.0, 2.0],
+        ("t2", "b"): [0.0, 9.9],
+    }
+    groups = []
+    for (task, memory), scores in finals.items():
+        group = Group(task, memory, SeedGroup(out / task / memory))
+        codes = {"0": 0, "1": 1 if (task, memory) == ("t2", "b") else 0}  # b's seed 1 failed on t2
+        group.seeds.root.mkdir(parents=True)
+        group.seeds.write_record({"seeds": [0, 1], "command": [], "parallel": 1, "exit_codes": codes})
+        for seed, score in enumerate(scores):
+            write_seed(group.seeds.root, seed, [99.0, score, score, score])  # the untrained 99 is left out
+        groups.append(group)
+    floors = {"t1": {"mean_return": 1.0, "episodes": 10}, "t2": {"mean_return": 5.0, "episodes": 10}}
+    found = results(
+        settings, groups, {"runs": {}}, floors, baseline="a", best={}, last=3, reps=100, seed=0, machine={}
+    )
+    assert found["tasks_in_statistics"] == ["t1"]  # on t2 the best finished run (2.0) is below the floor
+    assert "no run beat the random floor (best 2, floor 5)" in found["tasks"]["t2"]["note"]
+    normalised = {(r["task"], r["memory"], r["seed"]): r["normalised"] for r in found["runs"]}
+    assert normalised["t1", "a", 1] == pytest.approx(1.0)  # best = the best score of the bench
+    assert normalised["t1", "b", 0] == pytest.approx(0.0)  # at the floor
+    assert normalised["t1", "a", 0] == pytest.approx(1 / 3)
+    assert found["missing"] == [
+        f"b on t2 seed 1: failed (exit 1); its log: {out / 't2' / 'b' / 'logs' / 'seed_1.log'}"
+    ]
+    rows = found["memories"]
+    assert rows["a"]["rows"] == 2
+    assert rows["b"]["rows"] == 2  # t2 is not in the statistics, so b's failed seed there costs no row
+    assert rows["a"]["updates_per_second"] == pytest.approx(30 / 8)
+    assert rows["b"]["probability_of_improvement"]["probability"] == pytest.approx(0.25)
+    assert rows["a"]["probability_of_improvement"] is None
+    text = markdown(found, settings)
+    assert "| a | 0.667 ± 0.47 | 1.5 ± 0.71 (raw) | " in text
+    assert "- t2: left out of the normalised statistics: no run beat the random floor" in text
