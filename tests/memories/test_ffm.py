@@ -2,10 +2,6 @@
 
 from __future__ import annotations
 
-import subprocess
-import sys
-from importlib.metadata import entry_points
-
 import pytest
 
 torch = pytest.importorskip("torch")
@@ -113,19 +109,3 @@ def test_init_follows_the_paper() -> None:
 def test_bad_periods_are_refused() -> None:
     with pytest.raises(ValidationError, match="min_period"):
         FFMConfig(min_period=8.0, max_period=4.0)
-
-
-def test_is_registered_under_its_entry_point() -> None:
-    found = [ep for ep in entry_points(group="amago.traj_encoders") if ep.name == "ffm"]
-    assert len(found) == 1
-    assert found[0].load() is FFM_SPEC
-
-
-def test_config_fields_are_documented() -> None:
-    assert FFM_SPEC.config.fields_missing_docs() == []
-
-
-def test_specs_module_imports_no_torch() -> None:
-    code = "import sys, amago_memories.ffm.specs; print('torch' in sys.modules)"
-    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
-    assert result.stdout.strip() == "False"

@@ -9,9 +9,6 @@ weights, so a wrong band, relative index or gate in the parallel forward shows.
 from __future__ import annotations
 
 import math
-import subprocess
-import sys
-from importlib.metadata import entry_points
 from typing import Any
 
 import pytest
@@ -163,22 +160,3 @@ def test_rollout_state_keeps_its_size() -> None:
 def test_bad_heads_say_what_to_change() -> None:
     with pytest.raises(ValidationError, match="must divide d_model"):
         GTrXLConfig(d_model=10, n_heads=4)
-
-
-def test_is_registered_under_its_entry_point() -> None:
-    found = [ep for ep in entry_points(group="amago.traj_encoders") if ep.name == "gtrxl"]
-    assert len(found) == 1
-    assert found[0].load() is GTRXL_SPEC
-
-
-def test_config_fields_are_documented() -> None:
-    assert GTRXL_SPEC.config.fields_missing_docs() == []
-
-
-def test_specs_module_is_torch_free() -> None:
-    code = (
-        "import sys, amago_memories.gtrxl.specs\n"
-        "if 'torch' in sys.modules: sys.exit('importing the specs imported torch')"
-    )
-    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=False)
-    assert result.returncode == 0, result.stderr

@@ -7,9 +7,6 @@ own (it shares only the encoder's weights), so a wrong mask, decay or normaliser
 
 from __future__ import annotations
 
-import subprocess
-import sys
-from importlib.metadata import entry_points
 from typing import Any
 
 import pytest
@@ -134,22 +131,3 @@ def test_bad_configs_say_what_to_change(options: dict[str, Any], says: str) -> N
 def test_retnet_decays_grow_towards_one() -> None:
     assert retnet_decays(3) == (1 - 2**-5, 1 - 2**-6, 1 - 2**-7)
     assert LinearAttentionConfig(n_heads=4, decay="retnet").head_decays() == retnet_decays(4)
-
-
-def test_is_registered_under_its_entry_point() -> None:
-    found = [ep for ep in entry_points(group="amago.traj_encoders") if ep.name == "linear_attention"]
-    assert len(found) == 1
-    assert found[0].load() is LINEAR_ATTENTION_SPEC
-
-
-def test_config_fields_are_documented() -> None:
-    assert LINEAR_ATTENTION_SPEC.config.fields_missing_docs() == []
-
-
-def test_specs_module_is_torch_free() -> None:
-    code = (
-        "import sys, amago_memories.linear_attention.specs\n"
-        "if 'torch' in sys.modules: sys.exit('importing the specs imported torch')"
-    )
-    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=False)
-    assert result.returncode == 0, result.stderr

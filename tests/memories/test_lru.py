@@ -3,9 +3,6 @@
 from __future__ import annotations
 
 import math
-import subprocess
-import sys
-from importlib.metadata import entry_points
 
 import pytest
 
@@ -124,19 +121,3 @@ def test_bad_ring_is_refused() -> None:
         LRUConfig(r_min=0.99, r_max=0.9)
     with pytest.raises(ValidationError):
         LRUConfig(r_max=1.0)
-
-
-def test_is_registered_under_its_entry_point() -> None:
-    found = [ep for ep in entry_points(group="amago.traj_encoders") if ep.name == "lru"]
-    assert len(found) == 1
-    assert found[0].load() is LRU_SPEC
-
-
-def test_config_fields_are_documented() -> None:
-    assert LRU_SPEC.config.fields_missing_docs() == []
-
-
-def test_specs_module_imports_no_torch() -> None:
-    code = "import sys, amago_memories.lru.specs; print('torch' in sys.modules)"
-    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
-    assert result.stdout.strip() == "False"

@@ -2,10 +2,6 @@
 
 from __future__ import annotations
 
-import subprocess
-import sys
-from importlib.metadata import entry_points
-
 import pytest
 import torch
 from pydantic import ValidationError
@@ -100,22 +96,6 @@ def test_reset_empties_only_the_done_rows() -> None:
 def test_an_expansion_that_rounds_to_no_state_is_refused() -> None:
     with pytest.raises(ValidationError, match="raise expansion or d_model"):
         MINGRU_SPEC.config(d_model=4, expansion=0.1)
-
-
-def test_is_registered_under_its_entry_point() -> None:
-    found = [ep for ep in entry_points(group="amago.traj_encoders") if ep.name == "mingru"]
-    assert len(found) == 1
-    assert found[0].load() is MINGRU_SPEC
-
-
-def test_config_fields_are_documented() -> None:
-    assert MINGRU_SPEC.config.fields_missing_docs() == []
-
-
-def test_specs_module_does_not_import_torch() -> None:
-    code = "import sys, amago_memories.mingru.specs; print('torch' in sys.modules)"
-    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
-    assert result.stdout.strip() == "False"
 
 
 def test_a_window_continued_from_the_returned_state_equals_one_window() -> None:

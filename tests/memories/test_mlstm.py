@@ -2,10 +2,6 @@
 
 from __future__ import annotations
 
-import subprocess
-import sys
-from importlib.metadata import entry_points
-
 import pytest
 import torch
 from pydantic import ValidationError
@@ -202,22 +198,6 @@ def test_reset_empties_only_the_done_rows(as_tensor: bool) -> None:
 def test_heads_that_do_not_divide_d_model_are_refused() -> None:
     with pytest.raises(ValidationError, match="must divide d_model=20"):
         MLSTM_SPEC.config(d_model=20, n_heads=3)
-
-
-def test_is_registered_under_its_entry_point() -> None:
-    found = [ep for ep in entry_points(group="amago.traj_encoders") if ep.name == "mlstm"]
-    assert len(found) == 1
-    assert found[0].load() is MLSTM_SPEC
-
-
-def test_config_fields_are_documented() -> None:
-    assert MLSTM_SPEC.config.fields_missing_docs() == []
-
-
-def test_specs_module_does_not_import_torch() -> None:
-    code = "import sys, amago_memories.mlstm.specs; print('torch' in sys.modules)"
-    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
-    assert result.stdout.strip() == "False"
 
 
 def test_a_window_continued_from_the_returned_state_equals_one_window() -> None:

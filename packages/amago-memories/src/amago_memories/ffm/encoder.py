@@ -22,20 +22,8 @@ import torch
 from torch import nn
 
 from amago_memories.ffm.specs import FFMConfig
+from amago_memories.precision import complex_recurrence_dtype, recurrence_dtype
 from amago_memories.scan import linear_scan, reset_rows
-
-
-def _state_dtype(dtype: torch.dtype) -> torch.dtype:
-    """The real dtype the recurrence runs in for inputs of ``dtype``: at least fp32.
-
-    Under bf16/fp16 autocast the projections come out in half precision; a decaying sum over hundreds of steps
-    would lose most of its mantissa there, and torch has no complex bf16.
-    """
-    return torch.promote_types(dtype, torch.float32)
-
-
-_COMPLEX = {torch.float32: torch.complex64, torch.float64: torch.complex128}
-"""The complex dtype whose parts are each real state dtype."""
 
 
 class FFMCell(nn.Module):
@@ -79,7 +67,7 @@ class FFMCell(nn.Module):
         value, gate_in, gate_out, skip = self.pre(x).split(
             [self.d_memory, self.d_memory, self.d_output, self.d_output], dim=-1
         )
-        dtype = _state_dtype(value.dtype)
+        dtype = recurrence_dtype(value.dtype)
         x_tilde = (value * torch.sigmoid(gate_in)).to(dtype)
         # x~ enters every context channel alike; the channels differ only in how they rotate while decaying.
         inputs = torch.complex(x_tilde, torch.zeros_like(x_tilde)).unsqueeze(-1)
@@ -127,9 +115,9 @@ class FFMTrajEncoder(nn.Module):
 
     def init_hidden_state(self, batch_size: int, device: torch.device | str) -> torch.Tensor:
         """Zero aggregator states, ``(batch_size, n_layers, d_memory, d_context)`` complex."""
-        real = _state_dtype(next(self.parameters()).dtype)
+        real = recurrence_dtype(next(self.parameters()).dtype)
         shape = (batch_size, self.config.n_layers, self.config.d_memory, self.config.d_context)
-        return torch.zeros(shape, dtype=_COMPLEX[real], device=device)
+        return torch.zeros(shape, dtype=complex_recurrence_dtype(real), device=device)
 
     def reset_hidden_state(
         self, hidden_state: torch.Tensor, dones: np.ndarray | torch.Tensor

@@ -27,7 +27,6 @@ buffer and a per-row count of how many of them belong to the current episode: a 
 
 from __future__ import annotations
 
-import math
 from typing import NamedTuple, cast
 
 import numpy as np
@@ -36,6 +35,7 @@ import torch.nn.functional as F
 from torch import nn
 
 from amago_memories.gtrxl.specs import GTrXLConfig
+from amago_memories.positions import sinusoid
 from amago_memories.scan import reset_rows
 
 
@@ -56,18 +56,6 @@ class GTrXLState(NamedTuple):
 
 LayerMemory = tuple[torch.Tensor, torch.Tensor, torch.Tensor]
 """One layer's ``(keys, values, filled)`` as in :class:`GTrXLState`, without the layer dim."""
-
-
-def sinusoid(positions: torch.Tensor, dim: int, dtype: torch.dtype) -> torch.Tensor:
-    """Fixed sinusoidal embedding (sines, then cosines) of integer ``positions``: shape ``(*positions, dim)``."""
-    half = dim // 2
-    freqs = torch.exp(
-        -math.log(10_000.0) * torch.arange(half, device=positions.device, dtype=torch.float64) / max(half, 1)
-    )
-    # float64 angles: episode times reach the thousands, where fp32 would already round the phase.
-    angles = positions.to(torch.float64)[..., None] * freqs
-    emb = torch.cat([angles.sin(), angles.cos(), angles.new_zeros(*angles.shape[:-1], dim - 2 * half)], -1)
-    return emb.to(dtype)
 
 
 class RelativeAttention(nn.Module):

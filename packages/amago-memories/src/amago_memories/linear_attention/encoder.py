@@ -16,7 +16,6 @@ default 32-wide heads and windows shorter than 1024 steps), it is two batched ma
 
 from __future__ import annotations
 
-import math
 from typing import NamedTuple, cast
 
 import numpy as np
@@ -25,6 +24,8 @@ import torch.nn.functional as F
 from torch import nn
 
 from amago_memories.linear_attention.specs import LinearAttentionConfig
+from amago_memories.positions import sinusoid
+from amago_memories.precision import recurrence_dtype
 from amago_memories.scan import reset_rows
 
 
@@ -39,24 +40,6 @@ class LinearAttentionState(NamedTuple):
 
 LayerState = tuple[torch.Tensor, torch.Tensor]
 """One layer's ``(S, z)``: (B, n_heads, d_head, d_head) and (B, n_heads, d_head)."""
-
-
-def sinusoid(positions: torch.Tensor, dim: int, dtype: torch.dtype) -> torch.Tensor:
-    """Fixed sinusoidal embedding (sines, then cosines) of integer ``positions``: shape ``(*positions, dim)``."""
-    half = dim // 2
-    freqs = torch.exp(
-        -math.log(10_000.0) * torch.arange(half, device=positions.device, dtype=torch.float64) / max(half, 1)
-    )
-    # float64 angles: episode times reach the thousands, where fp32 would already round the phase.
-    angles = positions.to(torch.float64)[..., None] * freqs
-    emb = torch.cat([angles.sin(), angles.cos(), angles.new_zeros(*angles.shape[:-1], dim - 2 * half)], -1)
-    return emb.to(dtype)
-
-
-def _exact(dtype: torch.dtype) -> torch.dtype:
-    """fp32 for half-precision ``dtype`` (else ``dtype``): step counts and ``gamma^n`` under bf16 autocast would
-    round (bf16 holds integers exactly only up to 256)."""
-    return torch.promote_types(dtype, torch.float32)
 
 
 def feature_map(x: torch.Tensor) -> torch.Tensor:
@@ -101,7 +84,7 @@ class LinearAttention(nn.Module):
         numerator, denominator = self._within(fq, fk, v)
         kv, k_sum = state
         length = x.shape[1]
-        log_decay = self.log_decay.to(_exact(x.dtype))
+        log_decay = self.log_decay.to(recurrence_dtype(x.dtype))
         steps = torch.arange(length, device=x.device, dtype=log_decay.dtype)
         # The state from before the window has decayed t + 1 times by the window's step t.
         carried = torch.exp((steps + 1) * log_decay[:, None])  # (H, L)
@@ -130,7 +113,7 @@ class LinearAttention(nn.Module):
         steps = torch.arange(length, device=fq.device)
         gap = steps[:, None] - steps[None, :]
         # gamma^(t - s) as exp((t - s) log gamma); the gap is clamped so the masked upper triangle stays finite.
-        log_decay = self.log_decay.to(_exact(fq.dtype))
+        log_decay = self.log_decay.to(recurrence_dtype(fq.dtype))
         decay = torch.exp(gap.clamp(min=0).to(log_decay.dtype) * log_decay[:, None, None])
         scores = (fq @ fk.transpose(-1, -2)) * decay.masked_fill(gap < 0, 0.0)  # (B, H, L, L)
         return scores @ v, scores.sum(-1)

@@ -22,19 +22,8 @@ from torch import nn
 from torch.nn import functional as F
 
 from amago_memories.lru.specs import LRUConfig
+from amago_memories.precision import complex_recurrence_dtype, recurrence_dtype
 from amago_memories.scan import linear_scan, reset_rows
-
-_COMPLEX = {torch.float32: torch.complex64, torch.float64: torch.complex128}
-"""The complex dtype whose parts are each real state dtype."""
-
-
-def _state_dtype(dtype: torch.dtype) -> torch.dtype:
-    """The real dtype the recurrence runs in for inputs of ``dtype``: at least fp32.
-
-    Under bf16/fp16 autocast the projections come out in half precision; a sum that decays over a thousand
-    steps would lose most of its mantissa there, and torch has no complex bf16.
-    """
-    return torch.promote_types(dtype, torch.float32)
 
 
 class LRU(nn.Module):
@@ -77,7 +66,7 @@ class LRU(nn.Module):
             ``y`` (B, L, H) and the state after the last step.
         """
         # Complex matmuls as real ones: autocast and every backend handle those, complex weights they may not.
-        dtype = _state_dtype(x.dtype)
+        dtype = recurrence_dtype(x.dtype)
         gamma = self.gamma_log.to(dtype).exp()
         inputs = torch.complex(
             F.linear(x, self.b_re).to(dtype) * gamma, F.linear(x, self.b_im).to(dtype) * gamma
@@ -140,9 +129,9 @@ class LRUTrajEncoder(nn.Module):
 
     def init_hidden_state(self, batch_size: int, device: torch.device | str) -> torch.Tensor:
         """Zero recurrent states, ``(batch_size, n_layers, d_state)`` complex."""
-        real = _state_dtype(self.inp.weight.dtype)
+        real = recurrence_dtype(self.inp.weight.dtype)
         shape = (batch_size, self.config.n_layers, self.config.d_state)
-        return torch.zeros(shape, dtype=_COMPLEX[real], device=device)
+        return torch.zeros(shape, dtype=complex_recurrence_dtype(real), device=device)
 
     def reset_hidden_state(
         self, hidden_state: torch.Tensor, dones: np.ndarray | torch.Tensor

@@ -21,6 +21,7 @@ import torch
 from torch import nn
 
 from amago_memories.mingru.specs import MinGRUConfig
+from amago_memories.precision import recurrence_dtype
 from amago_memories.scan import linear_scan, reset_rows
 
 
@@ -32,11 +33,6 @@ def candidate_activation(x: torch.Tensor) -> torch.Tensor:
     that the network is the paper's.
     """
     return torch.where(x >= 0, x + 0.5, torch.sigmoid(x))
-
-
-def _compute_dtype(dtype: torch.dtype) -> torch.dtype:
-    """The dtype the recurrence runs in: at least fp32, the parameters' dtype when wider (fp64 tests)."""
-    return torch.promote_types(dtype, torch.float32)
 
 
 class MinGRU(nn.Module):
@@ -64,7 +60,7 @@ class MinGRU(nn.Module):
             recurrence's dtype (at least fp32), which a rollout carries to its next step.
         """
         gate_pre, cand_pre = self.to_gates(x).chunk(2, dim=-1)
-        dtype = _compute_dtype(gate_pre.dtype)
+        dtype = recurrence_dtype(gate_pre.dtype)
         with torch.autocast(device_type=x.device.type, enabled=False):
             gate_pre = gate_pre.to(dtype)
             update = torch.sigmoid(gate_pre)
@@ -126,7 +122,7 @@ class MinGRUTrajEncoder(nn.Module):
 
     def init_hidden_state(self, batch_size: int, device: torch.device | str) -> torch.Tensor:
         """Zero states ``(batch_size, n_layers, d_hidden)``, the paper's ``h_0 = 0``."""
-        dtype = _compute_dtype(self.inp.weight.dtype)
+        dtype = recurrence_dtype(self.inp.weight.dtype)
         shape = (batch_size, self.config.n_layers, self.config.d_hidden)
         return torch.zeros(shape, device=device, dtype=dtype)
 

@@ -34,6 +34,7 @@ import torch.nn.functional as F
 from torch import nn
 
 from amago_memories.mlstm.specs import MLSTMConfig
+from amago_memories.precision import recurrence_dtype
 from amago_memories.scan import reset_rows
 
 CellState = tuple[torch.Tensor, torch.Tensor, torch.Tensor]
@@ -46,12 +47,6 @@ n' (B, n_layers, H, d), m (B, n_layers, H) and the conv inputs (B, n_layers, con
 _NORMALISER_FLOOR = 1e-12
 """Smallest denominator: ``max(|n'^T q|, exp(-m))`` is 0 only if ``exp(-m)`` underflows (m > 88 in fp32) and
 ``n'^T q`` is exactly 0; the floor keeps that case finite. Both forms use it, so they stay equal."""
-
-
-def _compute_dtype(dtype: torch.dtype) -> torch.dtype:
-    """The dtype the cell runs in: at least fp32 (its exponentials and sums of many steps), wider when the
-    parameters are (fp64 tests)."""
-    return torch.promote_types(dtype, torch.float32)
 
 
 def _normaliser(den: torch.Tensor, m: torch.Tensor) -> torch.Tensor:
@@ -246,7 +241,7 @@ class MLSTMBlock(nn.Module):
             carried = padded[:, padded.shape[1] - (self.conv_kernel - 1) :]
         q, k, v = self.q(x_conv), self.k(x_conv), self.v(x_m)
         i_pre, f_pre = self.gates(torch.cat([q, k, v], dim=-1)).chunk(2, dim=-1)
-        dtype = _compute_dtype(q.dtype)
+        dtype = recurrence_dtype(q.dtype)
 
         def heads(t: torch.Tensor) -> torch.Tensor:
             return t.to(dtype).reshape(batch, length, self.n_heads, self.head_dim).transpose(1, 2)
@@ -324,7 +319,7 @@ class MLSTMTrajEncoder(nn.Module):
     def init_hidden_state(self, batch_size: int, device: torch.device | str) -> MLSTMState:
         """Empty memories: ``C' = 0``, ``n' = 0``, ``m = -inf`` (nothing stored yet) and zero conv inputs."""
         c = self.config
-        dtype = _compute_dtype(self.inp.weight.dtype)
+        dtype = recurrence_dtype(self.inp.weight.dtype)
         rows = (batch_size, c.n_layers)
         return (
             torch.zeros(*rows, c.n_heads, c.head_dim, c.head_dim, device=device, dtype=dtype),
@@ -363,6 +358,6 @@ class MLSTMTrajEncoder(nn.Module):
             layer_state = None if hidden_state is None else tuple(s[:, layer] for s in hidden_state)
             x, new_state = block(x, layer_state)
             new_states.append(new_state)
-        dtype = _compute_dtype(self.inp.weight.dtype)
+        dtype = recurrence_dtype(self.inp.weight.dtype)
         c, n, m, conv = (torch.stack([s[i] for s in new_states], dim=1).to(dtype) for i in range(4))
         return self.out_norm(x), (c, n, m, conv)
