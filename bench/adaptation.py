@@ -44,13 +44,10 @@ def run_folders(path: Path) -> list[Path]:
 
 
 def cpu_flags() -> str:
-    """The lscpu flags that change speed and precision here (the brief asks every figure to name them)."""
-    try:
-        flags = subprocess.run(["lscpu"], capture_output=True, text=True, check=False).stdout
-    except OSError:
-        return "lscpu unavailable"
-    wanted = ("avx2", "avx512f", "avx512_bf16", "amx_bf16")
-    return " + ".join(f for f in wanted if f" {f}" in flags) or "no AVX2"
+    """The CPU flags amago's runs record that this machine has (the brief asks every figure to name them)."""
+    from amago_core.experiment.hardware import recorded_cpu_flags
+
+    return " + ".join(flag for flag, present in recorded_cpu_flags().items() if present) or "none recorded"
 
 
 def evaluate(run: Path, args: argparse.Namespace, label: str) -> dict[str, Any]:
