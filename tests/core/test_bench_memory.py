@@ -117,6 +117,40 @@ def test_the_same_command_retrains_nothing_and_other_settings_are_refused(finish
     assert snapshot(out) == before
 
 
+def test_report_only_trains_nothing_and_lists_what_has_not_finished(finished_bench, tmp_path):
+    """Between the sessions of a long bench: a run not finished yet is listed as missing, nothing trains, and the
+    record keeps its settings and training sessions; a folder with no bench is one line and stays absent."""
+    import shutil
+
+    from amago_studies.seeds import SeedGroup
+
+    out = tmp_path / "copy"
+    shutil.copytree(finished_bench[0], out, symlinks=True)
+    group = SeedGroup(out / "tmaze-active" / "ff")
+    record = group.read_record()
+    del record["exit_codes"]["1"]  # as if the bench was stopped before ff's seed 1 on tmaze-active finished
+    group.write_record(record)
+    metrics = {path: path.stat().st_mtime_ns for path in out.rglob("metrics.jsonl")}
+    sessions = json.loads((out / "bench.json").read_text())["sessions"]
+
+    found = bench(out, *BENCH, *BEST, "--report-only")
+    assert found.exit_code == 1, found.output  # a run is missing
+    assert "1 run(s) have no score" in found.stderr
+    assert "the same command without --report-only trains them" in found.stderr
+    assert "- ff on tmaze-active seed 1: not run yet" in (out / "bench.md").read_text()
+    assert "run(s) to start" not in found.stderr
+    assert {path: path.stat().st_mtime_ns for path in out.rglob("metrics.jsonl")} == metrics
+    assert json.loads((out / "bench.json").read_text())["sessions"] == sessions
+    assert "| gru |" in (out / "bench.md").read_text()
+
+    new = tmp_path / "new"
+    refused = bench(new, *BENCH, "--report-only")
+    assert refused.exit_code != 0
+    assert refused.stderr.count("\n") == 1, refused.stderr
+    assert "holds no bench to report on: start it without --report-only" in refused.stderr
+    assert not new.exists()
+
+
 EXPLODES = '''
 from typing import Literal
 from amago_core.config import ComponentConfig
@@ -289,3 +323,70 @@ def test_scores_normalise_per_task_and_a_task_nobody_beats_is_left_out(tmp_path)
     text = markdown(found, settings)
     assert "| a | 0.667 ± 0.47 | 1.5 ± 0.71 (raw) | " in text
     assert "- t2: left out of the normalised statistics: no run beat the random floor" in text
+
+
+def test_a_suite_declared_best_normalises_unless_best_is_given(tmp_path):
+    """``best`` is ``--best``, else the env suite's ``best_known_return()``, else the bench's best score; the
+    header and the raw table say which each task used."""
+    from amago_studies.bench_memory import Group, Settings
+    from amago_studies.bench_memory_report import markdown, results
+    from amago_studies.seeds import SeedGroup
+
+    out = tmp_path / "out"
+    settings = Settings(memories=("a",), tasks=("t1", "t2", "t3"), seeds=(0,), steps=100)
+    groups = []
+    for task in settings.tasks:
+        group = Group(task, "a", SeedGroup(out / task / "a"), best_known=None if task == "t3" else 4.0)
+        group.seeds.root.mkdir(parents=True)
+        group.seeds.write_record({"seeds": [0], "command": [], "parallel": 1, "exit_codes": {"0": 0}})
+        write_seed(group.seeds.root, 0, [99.0, 2.0, 2.0, 2.0])
+        groups.append(group)
+    floors = {task: {"mean_return": 0.0, "episodes": 10} for task in settings.tasks}
+    found = results(
+        settings,
+        groups,
+        {"runs": {}},
+        floors,
+        baseline="a",
+        best={"t2": 8.0},
+        last=3,
+        reps=100,
+        seed=0,
+        machine={},
+    )
+    normalised = {r["task"]: r["normalised"] for r in found["runs"]}
+    assert normalised == pytest.approx({"t1": 0.5, "t2": 0.25, "t3": 1.0})  # suite 4, --best 8, bench's own 2
+    assert [found["tasks"][t]["best_source"] for t in settings.tasks] == ["suite", "given", "bench"]
+    text = markdown(found, settings)
+    assert "best = --best for t2; the env suite's best known return for t1; best in this bench for t3" in text
+    assert "no run beat the random floor" not in text
+
+    below = {
+        task: {"mean_return": 3.0, "episodes": 10} for task in settings.tasks
+    }  # every score (2) is below
+    found = results(
+        settings,
+        groups,
+        {"runs": {}},
+        below,
+        baseline="a",
+        best={"t2": 8.0},
+        last=3,
+        reps=100,
+        seed=0,
+        machine={},
+    )
+    assert found["tasks_in_statistics"] == ["t1", "t2"]  # a known best still normalises them (t3 has none)
+    text = markdown(found, settings)
+    assert "- t1: no run beat the random floor (best score 2, floor 3)" in text
+    assert "- t3: left out of the normalised statistics: no run beat the random floor" in text
+
+
+def test_popgym_declares_its_reward_bound_and_the_default_is_unknown():
+    from amago_envs.suites.popgym.specs import POPGymConfig
+    from amago_envs.suites.specs import TMazeConfig
+
+    assert TMazeConfig().best_known_return() is None  # the base's default: a suite that declares nothing
+    assert {POPGymConfig(task=t).best_known_return() for t in ("repeat-first-easy", "minesweeper-easy")} == {
+        1.0
+    }

@@ -47,8 +47,20 @@ VARIANTS: dict[tuple[str, ...], list[list[str]]] = {
     ("config", "reference"): [["--update", "{page}"]],
     ("import-amago",): [[f"{{{trap}}}", f"{{{trap}}}"] for trap in RUN_TRAPS],
     ("bench", "memory"): [
-        [f"{{{trap}}}", "--memories", "gru", "--tasks", "tmaze-passive", "--steps", "100", "--seeds", "1"]
+        [
+            f"{{{trap}}}",
+            "--memories",
+            "gru",
+            "--tasks",
+            "tmaze-passive",
+            "--steps",
+            "100",
+            "--seeds",
+            "1",
+            *only,
+        ]
         for trap in (*RUN_TRAPS, "group_seed", "group_logs")
+        for only in ([], ["--report-only"])
     ],
 }
 """The arguments that make a command write, resume or delete, per command path; the others get generic ones

@@ -190,6 +190,8 @@ class Group:
     schedule: str = ""
     problem: str | None = None
     """Why its config cannot be resolved (its seeds cannot start); None when it can."""
+    best_known: float | None = None
+    """The task's best known return as its env suite declares it (``EnvSuiteConfig.best_known_return``)."""
 
     @property
     def label(self) -> str:
@@ -198,9 +200,10 @@ class Group:
 
 def resolve_group(
     task: str, memory: str, settings: Settings, root: Path
-) -> tuple[dict[str, Any], list[str], str]:
+) -> tuple[dict[str, Any], list[str], str, float | None]:
     """The group config of ``memory`` on ``task`` (sized to ``--steps``, as ``amago run --seeds`` writes it),
-    the ``-o`` items that give each child what it connects to, and the sized schedule in words.
+    the ``-o`` items that give each child what it connects to, the sized schedule in words, and the task's best
+    known return as its env suite declares it (None: unknown).
 
     Raises:
         PairError: the sources make no valid config for this pair (the message names the setting).
@@ -209,6 +212,7 @@ def resolve_group(
     from pydantic import ValidationError
 
     from amago_core.cli.run_cmd import cli_flags, default_job
+    from amago_core.config.component import EnvSuiteConfig
     from amago_core.config.errors import describe_validation_error
     from amago_core.config.resolve import plan_run
     from amago_core.config.sizing import describe_schedule
@@ -236,7 +240,10 @@ def resolve_group(
         config["run"]["torch_threads"] = 1  # children side by side on a CPU: one thread each
     if config["logging"]["log_to_wandb"] and not config["logging"]["wandb_group_name"]:
         config["logging"]["wandb_group_name"] = f"{root.parent.parent.name}-{task}-{memory}"
-    return {**config, PROVENANCE_KEY: {"written_by": RECORD_KIND}}, connect, describe_schedule(plan.config)
+    env = plan.config.env
+    known = env.best_known_return() if isinstance(env, EnvSuiteConfig) else None
+    group_config = {**config, PROVENANCE_KEY: {"written_by": RECORD_KIND}}
+    return group_config, connect, describe_schedule(plan.config), known
 
 
 def plan_groups(out: Path, settings: Settings) -> list[Group]:
@@ -246,7 +253,7 @@ def plan_groups(out: Path, settings: Settings) -> list[Group]:
         for memory in settings.memories:
             group = Group(task, memory, SeedGroup(out / task_folder(task) / memory))
             try:
-                group.config, group.connect, group.schedule = resolve_group(
+                group.config, group.connect, group.schedule, group.best_known = resolve_group(
                     task, memory, settings, group.seeds.root
                 )
             except PairError as exc:
@@ -490,25 +497,40 @@ def run_bench(
     parallel: int,
     command: Sequence[str],
     report: Callable[[dict[str, Any]], None],
+    train: bool = True,
 ) -> Session:
-    """Runs what has not finished and reports, holding the folder's lock and every group's.
+    """Runs what has not finished and reports, holding the folder's lock and every group's (with ``train``
+    False: reports on the runs that have finished and starts none, holding the folder's lock).
 
     Raises:
         amago_core.experiment.run_lock.RunInUseError: another process drives the bench or one of its groups.
         amago_core.io.UnsafePathError: a member or file of the bench is a link (checked before anything is
             written, and again at each write).
+        BenchError: nothing to report on (``train`` False and no record).
     """
     from amago_core.experiment import run_lock
 
+    if record is None and not train:
+        raise BenchError(f"{out} holds no bench to report on: start it without --report-only")
     check_members(out, groups, settings.seeds)
     out.mkdir(parents=True, exist_ok=True)
     lock = run_lock.acquire(out, LOCK_ROLE)
     try:
         with ExitStack() as stack:
+            if record is not None and not train:
+                return _report_only(out, record, report)
             return _run_locked(out, settings, groups, record, stack, parallel, command, report)
     finally:
         if lock is not None:
             lock.release()
+
+
+def _report_only(out: Path, record: dict[str, Any], report: Callable[[dict[str, Any]], None]) -> Session:
+    """Reports on the runs that have finished and writes the record; the settings, command and training
+    sessions it holds stay as the training commands wrote them."""
+    report(record)
+    atomic_write_json(out / BENCH_RECORD, record, root=out)
+    return Session(record)
 
 
 def _run_locked(

@@ -86,8 +86,8 @@ def memory_command(
         list[str] | None,
         typer.Option(
             "--best",
-            help="TASK=RETURN: the task's best known return, what normalises it to 1 (default: the best score any "
-            "run of the bench reached); repeatable.",
+            help="TASK=RETURN: the task's best known return, what normalises it to 1 (default: the best return "
+            "its env suite declares, e.g. 1 for POPGym, else the best score any run of the bench reached); repeatable.",
         ),
     ] = None,
     last: Annotated[
@@ -107,11 +107,19 @@ def memory_command(
         bool,
         typer.Option("--dry-run", help="Print the plan (groups, child commands, runs) and create nothing."),
     ] = False,
+    report_only: Annotated[
+        bool,
+        typer.Option(
+            "--report-only",
+            help="Train nothing: write the report from the runs that have finished (a bench that spans several "
+            "sessions, read between them; the runs not finished are listed as missing).",
+        ),
+    ] = False,
     debug: DebugFlag = False,
 ) -> None:
     """Train memories (trajectory encoders) on a set of tasks, N seeds each at one env-step budget, and compare them on one table.
 
-    Each (task, memory) pair is a seed group OUT/TASK/MEMORY/seed_K as `amago run --seeds` makes it: its config is resolved and sized once (`--env TASK --traj-encoder MEMORY --steps STEPS` over the -c files and -o items), and each seed is a child `amago run`, --parallel at a time; a run that fails is one line and the others go on. The same command again resumes: finished runs are kept, stopped ones continue from their checkpoint, failed ones are tried again; a folder started with other memories, tasks, seeds, --steps, -c or -o is refused in one line. The report (OUT/bench.md, also printed; OUT/bench.png; the results in OUT/bench.json) has one row per memory: its normalised score per task, (score - floor) / (best - floor), with floor a random policy's mean return measured here (OUT/floors.json) and best the --best value or else the best score of the bench; rliable's IQM across tasks and seeds and the probability of improvement over --baseline, each with its 95 % stratified-bootstrap interval; updates/s, env steps/s, policy steps/s and peak RSS. No file is written through a symlink. Exit 1 when a run failed or is missing (the report names it). Needs rliable: pip install 'amago-studies\\[compare]'.
+    Each (task, memory) pair is a seed group OUT/TASK/MEMORY/seed_K as `amago run --seeds` makes it: its config is resolved and sized once (`--env TASK --traj-encoder MEMORY --steps STEPS` over the -c files and -o items), and each seed is a child `amago run`, --parallel at a time; a run that fails is one line and the others go on. The same command again resumes: finished runs are kept, stopped ones continue from their checkpoint, failed ones are tried again; a folder started with other memories, tasks, seeds, --steps, -c or -o is refused in one line. The report (OUT/bench.md, also printed; OUT/bench.png; the results in OUT/bench.json) has one row per memory: its normalised score per task, (score - floor) / (best - floor), with floor a random policy's mean return measured here (OUT/floors.json) and best the --best value, else the best return the task's env suite declares, else the best score of the bench; rliable's IQM across tasks and seeds and the probability of improvement over --baseline, each with its 95 % stratified-bootstrap interval; updates/s, env steps/s, policy steps/s and peak RSS. No file is written through a symlink. Exit 1 when a run failed or is missing (the report names it). Needs rliable: pip install 'amago-studies\\[compare]'.
     """
     from amago_studies import bench_memory as bench
 
@@ -149,6 +157,7 @@ def memory_command(
             parallel=parallel,
             command=["amago", *sys.argv[1:]],
             report=report,
+            train=not report_only,
         )
     if session.interrupted:
         fail(f"stopped; the same command resumes the bench in {out}", code=130)
@@ -159,7 +168,7 @@ def memory_command(
     if missing:
         sys.stderr.write(
             f"amago: bench: {len(missing)} run(s) have no score (listed in {out / 'bench.md'}); the same command "
-            "tries the failed ones again\n"
+            f"{'without --report-only trains them' if report_only else 'tries the failed ones again'}\n"
         )
         raise typer.Exit(1)
 

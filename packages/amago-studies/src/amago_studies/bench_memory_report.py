@@ -4,7 +4,8 @@
 A run's score is what a sweep trial's is (:func:`amago_studies.sweep.trial_score`): the mean of its last ``--last``
 val returns logged after its first gradient update. Per task it is normalised as ``(score - floor) / (best -
 floor)``: ``floor`` a random policy's mean return (:func:`amago_studies.bench_memory.measure_floor`), ``best`` the
-task's ``--best`` value, else the best score any run of the bench reached. IQM (across tasks and seeds: a runs x
+task's ``--best`` value, else its env suite's ``best_known_return()``, else the best score any run of the bench
+reached. IQM (across tasks and seeds: a runs x
 tasks matrix per memory) and the probability of improvement over the baseline, each with its stratified-bootstrap
 95 % interval, are :mod:`amago_studies.compare`'s (rliable). Torch-free; numpy, rliable and matplotlib load here.
 """
@@ -113,13 +114,27 @@ def _missing(group: Group, seed: int, code: int | None, run: Mapping[str, Any]) 
     return None
 
 
+BEST_SOURCES = {
+    "given": "--best",
+    "suite": "the env suite's best known return",
+    "bench": "best in this bench",
+}
+"""Where a task's ``best`` comes from (its ``best_source``), first found first: the user's ``--best``, the suite's
+``EnvSuiteConfig.best_known_return()``, the best score any run of the bench reached."""
+
+
 def _task_scale(
-    task: str, floor: Mapping[str, Any] | None, scores: Sequence[float], best: float | None
+    floor: Mapping[str, Any] | None, scores: Sequence[float], given: float | None, known: float | None
 ) -> dict[str, Any]:
     """A task's floor, best and whether its scores normalise (with the reason when they do not)."""
     low = _number(floor.get("mean_return")) if floor else None
-    source = "given" if best is not None else "best in this bench"
-    high = best if best is not None else (max(scores) if scores else None)
+    high: float | None
+    if given is not None:
+        source, high = "given", given
+    elif known is not None:
+        source, high = "suite", known
+    else:
+        source, high = "bench", (max(scores) if scores else None)
     note = None
     if low is None:
         note = "its random floor could not be measured"
@@ -127,12 +142,18 @@ def _task_scale(
         note = "no run of it has a score"
     elif high - low <= TIED * max(1.0, abs(low), abs(high)):
         note = f"no run beat the random floor (best {high:.4g}, floor {low:.4g})"
+    # A known best normalises a task that nothing learned as well (its scores read about 0): say so all the same.
+    top = max(scores) if scores else None
+    unbeaten = note is None and source != "bench" and top is not None and low is not None and top <= low
     return {
         "floor": dict(floor) if floor else None,
         "best": high,
         "best_source": source,
         "normalised": note is None,
         "note": note,
+        "remark": f"no run beat the random floor (best score {top:.4g}, floor {low:.4g})"
+        if unbeaten
+        else None,
     }
 
 
@@ -188,9 +209,13 @@ def results(
                 }
             )
     scored = [run for run in runs if run["missing"] is None]
+    known = {group.task: group.best_known for group in groups if group.best_known is not None}
     tasks = {
         task: _task_scale(
-            task, floors.get(task), [r["score"] for r in scored if r["task"] == task], best.get(task)
+            floors.get(task),
+            [r["score"] for r in scored if r["task"] == task],
+            best.get(task),
+            known.get(task),
         )
         for task in settings.tasks
     }
@@ -304,13 +329,17 @@ def _header(result: Mapping[str, Any]) -> str:
 def markdown(result: Mapping[str, Any], settings: Settings) -> str:
     """``bench.md``: the header, the main table (one row per memory), raw scores per task, and what is missing."""
     tasks, baseline = result["tasks"], result["baseline"]
-    given = [task for task, scale in tasks.items() if scale["best_source"] == "given"]
-    if not given:
-        best_text = "best = best in this bench (no best known return given: --best TASK=RETURN)"
-    elif len(given) == len(tasks):
-        best_text = "best = the task's best known return (--best)"
+    sources = {scale["best_source"] for scale in tasks.values()}
+    if sources == {"bench"}:
+        best_text = "best = best in this bench (no best known return: give --best TASK=RETURN)"
+    elif len(sources) == 1:
+        best_text = f"best = {BEST_SOURCES[sources.pop()]}"
     else:
-        best_text = f"best = the --best value for {', '.join(given)}, else best in this bench"
+        best_text = "best = " + "; ".join(
+            f"{BEST_SOURCES[source]} for {', '.join(t for t, scale in tasks.items() if scale['best_source'] == source)}"
+            for source in BEST_SOURCES
+            if source in sources
+        )
     lines = [
         f"# Memory bench: {', '.join(settings.memories)} on {', '.join(settings.tasks)}",
         "",
@@ -360,8 +389,10 @@ def markdown(result: Mapping[str, Any], settings: Settings) -> str:
         )
     notes = [
         f"- {task}: left out of the normalised statistics: {s['note']}"
-        for task, s in tasks.items()
         if s["note"]
+        else f"- {task}: {s['remark']}"
+        for task, s in tasks.items()
+        if s["note"] or s.get("remark")
     ]
     if not result["memories"][baseline]["rows"]:
         notes.append(

@@ -112,6 +112,12 @@ class EnvSuiteConfig(ComponentConfig):
         """
         return None
 
+    def best_known_return(self) -> float | None:
+        """The highest return one episode of this task can reach (or the best published), when known: what
+        ``amago bench memory`` normalises a score of 1 to when the user gives no ``--best``. Default: None
+        (unknown; the bench uses its own best score and says so)."""
+        return None
+
     def eval_episode_steps(self) -> int | None:
         """:meth:`episode_steps` of a val or test episode, which the val horizon follows; a suite whose evaluation
         plays more attempts per trial than training (``k_eval``) says so here. Default: :meth:`episode_steps`."""

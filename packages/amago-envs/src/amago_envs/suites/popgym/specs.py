@@ -111,6 +111,16 @@ class POPGymConfig(EnvSuiteConfig):
             return None
         return (self.warmup_episodes + 1) * max(steps for steps in longest if steps is not None)
 
+    def best_known_return(self) -> float | None:
+        """1.0 for every task: popgym scales every game's rewards so that an episode returns at most 1 (Morad et
+        al., 2023; the card games pay ``±1 / (scored steps)`` a step, MineSweeper ``1 / (safe cells)`` a reveal).
+
+        A perfect memory reaches it in the card games (Repeat*, Autoencode, CountRecall); where chance caps the
+        expected return below 1 (HigherLower, MineSweeper, the bandit) a normalised score of 1 is out of reach.
+        Multi-domain pays only the scored episode, so 1 caps it too.
+        """
+        return 1.0
+
 
 @functools.cache
 def popgym_episode_steps(class_name: str) -> int | None:
