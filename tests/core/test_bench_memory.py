@@ -333,14 +333,16 @@ def test_a_suite_declared_best_normalises_unless_best_is_given(tmp_path):
     from amago_studies.seeds import SeedGroup
 
     out = tmp_path / "out"
-    settings = Settings(memories=("a",), tasks=("t1", "t2", "t3"), seeds=(0,), steps=100)
+    settings = Settings(memories=("a",), tasks=("t1", "t2", "t3", "t4"), seeds=(0,), steps=100)
     groups = []
     for task in settings.tasks:
         group = Group(task, "a", SeedGroup(out / task / "a"), best_known=None if task == "t3" else 4.0)
+        groups.append(group)
+        if task == "t4":  # not run yet: a known best alone does not put it in the statistics
+            continue
         group.seeds.root.mkdir(parents=True)
         group.seeds.write_record({"seeds": [0], "command": [], "parallel": 1, "exit_codes": {"0": 0}})
         write_seed(group.seeds.root, 0, [99.0, 2.0, 2.0, 2.0])
-        groups.append(group)
     floors = {task: {"mean_return": 0.0, "episodes": 10} for task in settings.tasks}
     found = results(
         settings,
@@ -354,11 +356,17 @@ def test_a_suite_declared_best_normalises_unless_best_is_given(tmp_path):
         seed=0,
         machine={},
     )
-    normalised = {r["task"]: r["normalised"] for r in found["runs"]}
+    normalised = {r["task"]: r["normalised"] for r in found["runs"] if r["task"] != "t4"}
     assert normalised == pytest.approx({"t1": 0.5, "t2": 0.25, "t3": 1.0})  # suite 4, --best 8, bench's own 2
-    assert [found["tasks"][t]["best_source"] for t in settings.tasks] == ["suite", "given", "bench"]
+    assert [found["tasks"][t]["best_source"] for t in settings.tasks] == ["suite", "given", "bench", "suite"]
+    assert found["tasks_in_statistics"] == ["t1", "t2", "t3"]
+    assert found["memories"]["a"]["rows"] == 1
     text = markdown(found, settings)
-    assert "best = --best for t2; the env suite's best known return for t1; best in this bench for t3" in text
+    assert (
+        "best = --best for t2; the env suite's best known return for t1, t4; best in this bench for t3"
+        in text
+    )
+    assert "- t4: left out of the normalised statistics: no run of it has a score" in text
     assert "no run beat the random floor" not in text
 
     below = {

@@ -138,7 +138,7 @@ def _task_scale(
     note = None
     if low is None:
         note = "its random floor could not be measured"
-    elif high is None:
+    elif high is None or not scores:
         note = "no run of it has a score"
     elif high - low <= TIED * max(1.0, abs(low), abs(high)):
         note = f"no run beat the random floor (best {high:.4g}, floor {low:.4g})"
