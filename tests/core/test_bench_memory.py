@@ -343,19 +343,13 @@ def test_a_suite_declared_best_normalises_unless_best_is_given(tmp_path):
         group.seeds.root.mkdir(parents=True)
         group.seeds.write_record({"seeds": [0], "command": [], "parallel": 1, "exit_codes": {"0": 0}})
         write_seed(group.seeds.root, 0, [99.0, 2.0, 2.0, 2.0])
-    floors = {task: {"mean_return": 0.0, "episodes": 10} for task in settings.tasks}
-    found = results(
-        settings,
-        groups,
-        {"runs": {}},
-        floors,
-        baseline="a",
-        best={"t2": 8.0},
-        last=3,
-        reps=100,
-        seed=0,
-        machine={},
-    )
+
+    def report(floor: float) -> dict:
+        floors = {task: {"mean_return": floor, "episodes": 10} for task in settings.tasks}
+        options = {"baseline": "a", "best": {"t2": 8.0}, "last": 3, "reps": 100, "seed": 0, "machine": {}}
+        return results(settings, groups, {"runs": {}}, floors, **options)
+
+    found = report(0.0)
     normalised = {r["task"]: r["normalised"] for r in found["runs"] if r["task"] != "t4"}
     assert normalised == pytest.approx({"t1": 0.5, "t2": 0.25, "t3": 1.0})  # suite 4, --best 8, bench's own 2
     assert [found["tasks"][t]["best_source"] for t in settings.tasks] == ["suite", "given", "bench", "suite"]
@@ -369,21 +363,7 @@ def test_a_suite_declared_best_normalises_unless_best_is_given(tmp_path):
     assert "- t4: left out of the normalised statistics: no run of it has a score" in text
     assert "no run beat the random floor" not in text
 
-    below = {
-        task: {"mean_return": 3.0, "episodes": 10} for task in settings.tasks
-    }  # every score (2) is below
-    found = results(
-        settings,
-        groups,
-        {"runs": {}},
-        below,
-        baseline="a",
-        best={"t2": 8.0},
-        last=3,
-        reps=100,
-        seed=0,
-        machine={},
-    )
+    found = report(3.0)  # every score (2) is below the floor
     assert found["tasks_in_statistics"] == ["t1", "t2"]  # a known best still normalises them (t3 has none)
     text = markdown(found, settings)
     assert "- t1: no run beat the random floor (best score 2, floor 3)" in text
