@@ -177,6 +177,33 @@ def test_switching_a_slot_kind_drops_the_old_kinds_options(demo_plugin, tmp_path
     assert same_kind["traj_encoder"]["some_transformer_option"] == 1
 
 
+def test_options_a_later_kind_leaves_out_are_named_in_one_warning(tmp_path):
+    """A recipe's kind-less ``[traj_encoder]`` (written for the preset's Transformer) under ``--traj-encoder gru``:
+    its options are dropped, and a warning says which and where gru's own are."""
+    import warnings
+
+    from amago.default_job import DEFAULT_JOB
+    from amago_core.config.resolve import LeftOutOptionsWarning, resolve_config
+
+    file = tmp_path / "recipe.toml"
+    file.write_text("[traj_encoder]\nd_model = 128\nd_ff = 512\n")
+    with pytest.warns(LeftOutOptionsWarning) as caught:
+        config = resolve_config([file], {"traj_encoder": "gru"}, [], default_job=DEFAULT_JOB)
+    assert config.traj_encoder.kind == "rnn"
+    assert [str(w.message) for w in caught] == [
+        "traj_encoder: d_ff, d_model left out, given before a later source chose rnn, which has no such option; "
+        "give its own (`amago show traj-encoders rnn`)."
+    ]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", LeftOutOptionsWarning)
+        kept = resolve_config([file], {"traj_encoder": "transformer"}, [], default_job=DEFAULT_JOB)
+        assert (kept.traj_encoder.d_model, kept.traj_encoder.d_ff) == (128, 512)
+        own = resolve_config(
+            [], {"traj_encoder": "gru"}, ["traj_encoder.d_hidden=64"], default_job=DEFAULT_JOB
+        )
+        assert own.traj_encoder.d_hidden == 64  # gru's own option: nothing left out
+
+
 JOB_WITH_ALTERNATIVE = {
     "agent": {
         "kind": "agent",

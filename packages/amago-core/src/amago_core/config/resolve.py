@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import functools
 import os
+import warnings
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -20,11 +21,12 @@ from pydantic import ValidationError
 from amago_core.config.components import RunComponents
 from amago_core.config.episode import follow_episode, warn_if_memory_too_short
 from amago_core.config.errors import describe_validation_error
-from amago_core.config.experiment import ExperimentConfig
+from amago_core.config.experiment import SLOT_KEYS, ExperimentConfig
 from amago_core.config.presets import preset_for_env, suite_and_task
 from amago_core.config.sizing import apply_sizing
 from amago_core.config.slots import _or_installed
 from amago_core.config.sources import SourceFile, load_config, merge_layers, merge_over_job, read_sources
+from amago_core.plugins.component_config import ComponentConfig
 from amago_core.plugins.errors import InvalidSpecError
 from amago_core.plugins.registry import Registries
 
@@ -157,7 +159,28 @@ def plan_run(
         if followed is not None:  # the user's env options changed the episode the base layer was written for
             config = _validated(merge_layers(layers, followed, registries=registries), registries)
     warn_if_memory_too_short(config)
+    warn_if_options_left_out(own, config)
     return RunPlan(config, user, registries, sources, own)
+
+
+class LeftOutOptionsWarning(UserWarning):
+    """Options a person gave a component slot belong to another kind than the one the run chose."""
+
+
+def warn_if_options_left_out(own: Mapping[str, Any], config: ExperimentConfig) -> None:
+    """One warning per slot whose own options the chosen kind lacks: a later source that names another kind drops
+    them (a recipe's ``[traj_encoder]`` for the preset's Transformer, then ``--traj-encoder gru``), said aloud."""
+    for slot in SLOT_KEYS:
+        given, chosen = own.get(slot), getattr(config, slot, None)
+        if not isinstance(given, Mapping) or not isinstance(chosen, ComponentConfig):
+            continue
+        if left := sorted(set(given) - {"kind", "id"} - set(type(chosen).model_fields)):
+            warnings.warn(
+                f"{slot}: {', '.join(left)} left out, given before a later source chose {chosen.kind}, which has no "
+                f"such option; give its own (`amago show {slot.replace('_', '-')}s {chosen.kind}`).",
+                LeftOutOptionsWarning,
+                stacklevel=3,
+            )
 
 
 def _validated(merged: Mapping[str, Any], registries: Registries | None) -> ExperimentConfig:
