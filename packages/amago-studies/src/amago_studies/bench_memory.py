@@ -516,9 +516,9 @@ def run_bench(
     out.mkdir(parents=True, exist_ok=True)
     lock = run_lock.acquire(out, LOCK_ROLE)
     try:
+        if record is not None and not train:  # (None was refused above)
+            return _report_only(out, record, report)
         with ExitStack() as stack:
-            if record is not None and not train:
-                return _report_only(out, record, report)
             return _run_locked(out, settings, groups, record, stack, parallel, command, report)
     finally:
         if lock is not None:

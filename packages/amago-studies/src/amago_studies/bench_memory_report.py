@@ -128,13 +128,14 @@ def _task_scale(
 ) -> dict[str, Any]:
     """A task's floor, best and whether its scores normalise (with the reason when they do not)."""
     low = _number(floor.get("mean_return")) if floor else None
+    top = max(scores) if scores else None
     high: float | None
     if given is not None:
         source, high = "given", given
     elif known is not None:
         source, high = "suite", known
     else:
-        source, high = "bench", (max(scores) if scores else None)
+        source, high = "bench", top
     note = None
     if low is None:
         note = "its random floor could not be measured"
@@ -143,7 +144,6 @@ def _task_scale(
     elif high - low <= TIED * max(1.0, abs(low), abs(high)):
         note = f"no run beat the random floor (best {high:.4g}, floor {low:.4g})"
     # A known best normalises a task that nothing learned as well (its scores read about 0): say so all the same.
-    top = max(scores) if scores else None
     unbeaten = note is None and source != "bench" and top is not None and low is not None and top <= low
     return {
         "floor": dict(floor) if floor else None,
