@@ -325,6 +325,38 @@ def test_scores_normalise_per_task_and_a_task_nobody_beats_is_left_out(tmp_path)
     assert "- t2: left out of the normalised statistics: no run beat the random floor" in text
 
 
+@pytest.mark.parametrize("code", [130, 143])
+def test_a_run_stopped_by_a_signal_is_reported_as_stopped_not_failed(tmp_path, code):
+    """`amago run` exits 128 + the signal after saving a checkpoint; the bench resumes such a run, so the report
+    must not send the user to its log as if it had crashed."""
+    from amago_studies.bench_memory import Group, Settings
+    from amago_studies.bench_memory_report import results
+    from amago_studies.seeds import SeedGroup
+
+    settings = Settings(memories=("a",), tasks=("t1",), seeds=(0, 1), steps=100)
+    group = Group("t1", "a", SeedGroup(tmp_path / "t1" / "a"))
+    group.seeds.root.mkdir(parents=True)
+    group.seeds.write_record(
+        {"seeds": [0, 1], "command": [], "parallel": 1, "exit_codes": {"0": 0, "1": code}}
+    )
+    write_seed(group.seeds.root, 0, [0.0, 2.0, 2.0, 2.0])
+    found = results(
+        settings,
+        [group],
+        {"runs": {}},
+        {"t1": {"mean_return": 0.0, "episodes": 10}},
+        baseline="a",
+        best={},
+        last=3,
+        reps=10,
+        seed=0,
+        machine={},
+    )
+    assert found["missing"] == [
+        f"a on t1 seed 1: stopped (exit {code}); the same command resumes it from its last checkpoint"
+    ]
+
+
 def test_a_suite_declared_best_normalises_unless_best_is_given(tmp_path):
     """``best`` is ``--best``, else the env suite's ``best_known_return()``, else the bench's best score; the
     header and the raw table say which each task used."""

@@ -15,6 +15,7 @@ from __future__ import annotations
 import json
 import math
 import os
+import signal
 import statistics
 import sys
 import time
@@ -101,10 +102,17 @@ def _group_codes(group: Group) -> dict[str, int]:
         return {}
 
 
+STOPPED_EXIT_CODES = frozenset(128 + int(stop) for stop in (signal.SIGINT, signal.SIGTERM))
+"""Exit codes of a run stopped by Ctrl-C or SIGTERM (128 + the signal's number, as `amago run` exits then): it
+saved a checkpoint on the way out, so it is stopped, not failed, and the bench resumes it."""
+
+
 def _missing(group: Group, seed: int, code: int | None, run: Mapping[str, Any]) -> str | None:
     """Why a planned run has no score, or None when it has one."""
     if group.problem is not None:
         return f"cannot start: {group.problem}"
+    if code in STOPPED_EXIT_CODES:
+        return f"stopped (exit {code}); the same command resumes it from its last checkpoint"
     if code is not None and code != 0:
         return f"failed (exit {code}); its log: {group.seeds.log(seed)}"
     if code is None:
