@@ -5,13 +5,14 @@ from __future__ import annotations
 import pytest
 from typer.testing import CliRunner
 
-from amago_core.cli import preflight, run_cmd
+from amago_core.cli import run_cmd
 from amago_core.cli.app import app
-from amago_core.cli.preflight import available_memory_mb, env_process_problem
 from amago_core.config.lengths import longest_sample
 from amago_core.config.resolve import resolve_config
 from amago_core.config.sizing import apply_sizing, size_schedule
 from amago_core.config.sources import merge_sources
+from amago_tools import preflight
+from amago_tools.preflight import available_memory_mb, env_process_problem
 from amago_tools.sizing import calibrate, estimate
 from amago_tools.sizing.budget import Costs
 from amago_tools.sizing.estimate import ESTIMATE_ABOVE_SECONDS, estimate_line, floor_seconds
@@ -177,3 +178,16 @@ def test_available_memory_is_read_from_meminfo(tmp_path):
     meminfo.write_text("MemTotal:       24683656 kB\nMemAvailable:   23830220 kB\n")
     assert available_memory_mb(meminfo) == 23_271
     assert available_memory_mb(tmp_path / "missing") is None
+
+
+def test_a_smoke_run_is_checked_once_sized_and_a_smoke_dry_run_is_not(no_training, monkeypatch):
+    monkeypatch.setattr(preflight, "usable_cores", lambda: 2)
+    monkeypatch.setattr(preflight, "available_memory_mb", lambda: 1)  # no async worker fits
+    flags = ["--env", "tmaze-passive", "--smoke", "-o", "rollout.env_mode=async"]
+    result = runner.invoke(app, ["run", *flags, "--dry-run"])
+    assert result.exit_code == 0, result.output
+    result = runner.invoke(app, ["run", *flags, "--no-preflight"])
+    assert result.exit_code == 0, result.output
+    result = runner.invoke(app, ["run", *flags])
+    assert result.exit_code == 2
+    assert "--no-preflight" in result.stderr

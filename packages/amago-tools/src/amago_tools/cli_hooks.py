@@ -7,7 +7,7 @@ runs.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Generator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -31,10 +31,21 @@ def amago_cli_commands(app: Any) -> None:
 
 @hookimpl
 def amago_run_options() -> list[RunOption]:
-    """Adds ``--budget`` and ``--steps`` to ``amago run`` and ``amago config show``."""
+    """Adds ``--budget``, ``--steps`` and ``--no-preflight`` to ``amago run`` and ``amago config show``."""
+    from amago_tools import preflight
     from amago_tools.sizing.run_options import run_options
 
-    return run_options()
+    return [*run_options(), *preflight.run_options()]
+
+
+@hookimpl(specname="amago_plan_run", wrapper=True)
+def check_env_processes_before_planning(request: RunRequest) -> Generator[None, Any, Any]:
+    """Checks the env processes of a run that is neither ``--dry-run`` nor ``--smoke`` against this machine,
+    before any plugin's ``amago_plan_run`` sizes it (``--budget`` starts them); the plan is theirs."""
+    from amago_tools.preflight import check_before_planning
+
+    check_before_planning(request)
+    return (yield)
 
 
 @hookimpl
@@ -47,11 +58,14 @@ def amago_plan_run(request: RunRequest) -> Any:
 
 @hookimpl(trylast=True)
 def amago_run_planned(request: RunRequest) -> None:
-    """Says how long a long run takes here before it trains; last, so a plugin that runs the plan its own way
-    (amago-studies' ``--seeds``) has taken it over first."""
+    """Says how long a long run takes here before it trains, and checks a ``--smoke`` run's env processes
+    against this machine; last, so a plugin that runs the plan its own way (amago-studies' ``--seeds``) has
+    taken it over first."""
+    from amago_tools.preflight import check_smoke_run
     from amago_tools.sizing.run_options import estimate_before_run
 
     estimate_before_run(request)
+    check_smoke_run(request)
 
 
 @hookimpl

@@ -172,14 +172,6 @@ def run_command(
         typer.Option("--smoke", help="A tiny end-to-end run of the same env and components (seconds)."),
     ] = False,
     quiet: Annotated[bool, typer.Option("--quiet", help="No progress bars, notes or summary.")] = False,
-    no_preflight: Annotated[
-        bool,
-        typer.Option(
-            "--no-preflight",
-            help="Skip the checks before the first step: the wall-time estimate of a long run and the env "
-            "processes against cores and memory (also AMAGO_NO_PREFLIGHT=1).",
-        ),
-    ] = False,
     allow_traj_pickles: Annotated[
         bool,
         typer.Option(
@@ -227,12 +219,6 @@ def run_command(
     plan = resolve_run_config(files, overrides, flags, resume)
     if resume is not None and smoke:
         fail(RESUME_KEEPS_SCHEDULE)
-    from amago_core.cli import preflight
-
-    checks = preflight.preflight_enabled(no_preflight)
-    if checks and not smoke and not dry_run:
-        # Before amago_plan_run: a plugin's sizing may start the run's env processes (--budget measures with them).
-        preflight.check_env_processes(plan.config)
     request = replace(request, plan=plan, resolved=plan)
     replanned = _hooks().amago_plan_run(request=request)  # a plugin's sizing (amago-tools: --budget, --steps)
     if replanned is not None:
@@ -243,8 +229,6 @@ def run_command(
     if dry_run:
         print_json(plan.config.model_dump(mode="json"), exact_floats=True)
         return
-    if checks and smoke:  # sizing chose the actors
-        preflight.check_env_processes(plan.config)
     allow = traj_pickles_allowed(plan, allow_traj_pickles)
     if smoke:
         with tempfile.TemporaryDirectory(prefix="amago-smoke-") as folder:

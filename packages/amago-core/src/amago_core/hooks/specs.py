@@ -216,10 +216,10 @@ class AmagoHookSpecs:
         ``request.plan.sized(settings)``: amago-tools sizes it to ``--budget`` or ``--steps``), or None to keep
         it; the first answer wins. Check your options against the plan here (``amago_core.cli.output.fail``).
 
-        ``amago run`` has checked the run's env processes against this machine's cores and memory before this
-        hook unless ``--dry-run``, ``--smoke`` or ``--no-preflight`` was given; a hook that starts them on a
-        dry run (``--budget`` measures a throw-away copy of the run) checks them first itself
-        (``amago_core.cli.preflight.check_env_processes``)."""
+        amago-tools (a wrapper of this hook) checks the run's env processes against this machine's cores and
+        memory before any implementation runs, unless ``--dry-run``, ``--smoke`` or ``--no-preflight`` was given;
+        a hook that starts them on a dry run (``--budget`` measures a throw-away copy of the run) checks them
+        first itself (``amago_tools.preflight.check_env_processes``)."""
 
     @hookspec(firstresult=True)
     def amago_run_planned(self, request: RunRequest) -> int | None:

@@ -6,7 +6,7 @@ schedule could plausibly take long (:func:`floor_seconds` above :data:`ESTIMATE_
 on stderr; on a machine without CUDA, a run estimated beyond :data:`LONG_ON_CPU_SECONDS` also gets the
 ``--budget`` / ``--steps`` line that fits an hour. The main job, ``--smoke`` and tiny test configs are far below
 the floor and never pay for the measurement. ``--no-preflight`` or ``AMAGO_NO_PREFLIGHT=1`` turns it off, with
-amago-core's env-process check (``amago_core.cli.preflight``).
+the env-process check (:mod:`amago_tools.preflight`).
 
 Torch-free at import; torch is imported only when a run is measured.
 """

@@ -59,12 +59,12 @@ def plan_sized(request: RunRequest) -> RunPlan | None:
     """``request.plan`` sized by ``--budget`` or ``--steps`` (None when neither is given); exits 2 on a bad one.
 
     A resumed run keeps its schedule. ``--budget`` measures a throw-away copy of the run, which starts its env
-    processes: on a dry run (where ``amago run`` has not checked them) they are checked against this machine
-    first.
+    processes: on a dry run (which :func:`amago_tools.preflight.check_before_planning` leaves unchecked) they
+    are checked against this machine first.
     """
     from amago_core.cli.errors import debugging
-    from amago_core.cli.preflight import check_env_processes, preflight_enabled
     from amago_core.cli.run_cmd import RESUME_KEEPS_SCHEDULE
+    from amago_tools.preflight import check_env_processes, preflight_enabled
 
     options = request.options
     budget, steps, smoke = options.get("budget"), options.get("steps"), bool(options.get("smoke"))
@@ -72,7 +72,8 @@ def plan_sized(request: RunRequest) -> RunPlan | None:
         return None
     if options.get("resume") is not None:
         fail(RESUME_KEEPS_SCHEDULE)
-    # Without --dry-run amago run has checked them before this hook (--smoke with --budget is refused below).
+    # Without --dry-run they were checked before any sizing (preflight.check_before_planning, around this hook;
+    # --smoke with --budget is refused below).
     checks = preflight_enabled(bool(options.get("no_preflight")))
     if checks and budget and options.get("dry_run") and not smoke:
         check_env_processes(request.plan.config)
@@ -216,7 +217,7 @@ def estimate_before_run(request: RunRequest) -> None:
     ``--no-preflight`` / ``AMAGO_NO_PREFLIGHT=1``; a dry run says the floor (a lower bound, not measured).
     """
     from amago_core.cli.errors import debugging
-    from amago_core.cli.preflight import preflight_enabled
+    from amago_tools.preflight import preflight_enabled
     from amago_tools.sizing.estimate import estimate_wall_time, estimated_by_the_cli, floor_line
 
     estimated_by_the_cli()

@@ -1,12 +1,22 @@
-"""The check `amago run` makes before the first step: whether the run's env processes fit this machine.
+"""The check ``amago run`` makes before the first step: whether the run's env processes fit this machine.
 
 It answers in one line on stderr before anything starts, because the failure it prevents shows up late: an
 ``async`` pool of 36 env workers on 2 cores can be OOM-killed minutes in, leaving its workers behind.
 :func:`check_env_processes` weighs ``async`` pools and local Ray actors against the cores and the memory
-available (``/proc/meminfo``), with a suggested ``parallel_actors`` / ``env_mode``. (amago-tools adds the other
-check, the wall-time estimate of a long run: ``amago_tools.sizing.estimate``.)
+available (``/proc/meminfo``), with a suggested ``parallel_actors`` / ``env_mode``. The other check before the
+first step is the wall-time estimate of a long run (:mod:`amago_tools.sizing.estimate`).
 
-``--no-preflight`` or ``AMAGO_NO_PREFLIGHT=1`` turns the checks off (:func:`preflight_enabled`). Torch-free.
+amago-tools adds both to ``amago run`` through amago-core's run hooks (``amago_tools.cli_hooks``):
+
+- ``amago_run_options``: ``--no-preflight`` (:func:`run_options`), which, or ``AMAGO_NO_PREFLIGHT=1``, turns the
+  checks off (:func:`preflight_enabled`);
+- ``amago_plan_run``, around every plugin's sizing: a run that is neither ``--dry-run`` nor ``--smoke`` is
+  checked before it is sized, since ``--budget`` starts the run's env processes to measure them
+  (:func:`check_before_planning`; a dry run with ``--budget`` is checked by the sizing itself);
+- ``amago_run_planned``, last: a ``--smoke`` run (not a dry run) is checked once it is sized, since the sizing
+  chose its actors (:func:`check_smoke_run`).
+
+Torch-free.
 """
 
 from __future__ import annotations
@@ -15,9 +25,12 @@ import os
 import sys
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 from amago_core.cli.output import fail
+
+if TYPE_CHECKING:
+    from amago_core.hooks.specs import RunOption, RunRequest
 
 SKIP_VARIABLE = "AMAGO_NO_PREFLIGHT"
 """Environment variable that turns the pre-flight checks off (``1``), as ``--no-preflight`` does."""
@@ -38,9 +51,51 @@ REFUSE_MEMORY_SHARE = 2.0
 per-worker figure is twice too high."""
 
 
+def run_options() -> list[RunOption]:
+    """``--no-preflight`` on ``amago run`` (and ``amago config show``, which takes the same options)."""
+    import typer
+
+    from amago_core.hooks.specs import RunOption
+
+    return [
+        RunOption(
+            "no_preflight",
+            Annotated[
+                bool,
+                typer.Option(
+                    "--no-preflight",
+                    help="Skip the checks before the first step: the wall-time estimate of a long run and the env "
+                    "processes against cores and memory (also AMAGO_NO_PREFLIGHT=1).",
+                ),
+            ],
+            default=False,
+        )
+    ]
+
+
 def preflight_enabled(flag_off: bool) -> bool:
     """Whether the pre-flight checks run: not ``--no-preflight`` and not ``AMAGO_NO_PREFLIGHT=1``."""
     return not flag_off and os.environ.get(SKIP_VARIABLE, "") not in ("1", "true", "yes")
+
+
+def check_before_planning(request: RunRequest) -> None:
+    """The env processes of a run that is neither ``--dry-run`` nor ``--smoke``, checked before any plugin sizes
+    it (``amago_plan_run``): ``--budget``'s measurement starts them."""
+    options = request.options
+    if options.get("smoke") or options.get("dry_run"):
+        return
+    if preflight_enabled(bool(options.get("no_preflight"))):
+        check_env_processes(request.plan.config)
+
+
+def check_smoke_run(request: RunRequest) -> None:
+    """The env processes of a ``--smoke`` run that is not a dry run, checked once it is sized (the sizing chose
+    its actors): ``amago_run_planned``, after any plugin that runs the plan its own way."""
+    options = request.options
+    if not options.get("smoke") or options.get("dry_run"):
+        return
+    if preflight_enabled(bool(options.get("no_preflight"))):
+        check_env_processes(request.plan.config)
 
 
 @dataclass(frozen=True)
