@@ -211,6 +211,14 @@ def test_a_failing_memory_is_one_line_and_the_others_finish(fake_distribution, t
             "--baseline ffm is not one of",
         ),
         (["--memories", "gru", "--tasks", "tmaze-passive", "--seeds", "0"], "--seeds 0: the count must be 1"),
+        (
+            ["--memories", "gru,ff", "--tasks", "tmaze-passive", "--memory-option", "ffm:d_hidden=8"],
+            "--memory-option ffm:d_hidden=8: 'ffm' is not one of --memories (gru, ff)",
+        ),
+        (
+            ["--memories", "gru", "--tasks", "tmaze-passive", "--memory-option", "d_hidden=8"],
+            "--memory-option 'd_hidden=8': write MEMORY:KEY=VALUE",
+        ),
     ],
 )
 def test_bad_input_is_one_line_and_creates_nothing(tmp_path, args, words):
@@ -410,3 +418,36 @@ def test_popgym_declares_its_reward_bound_and_the_default_is_unknown():
     assert {POPGymConfig(task=t).best_known_return() for t in ("repeat-first-easy", "minesweeper-easy")} == {
         1.0
     }
+
+
+def test_a_memory_option_reaches_that_memory_s_runs_only_and_is_part_of_the_bench(tmp_path):
+    """``--memory-option gru:d_hidden=24`` sizes the GRU alone (``-o`` items go to every memory), is recorded,
+    named in the report, and a resume must give it again; a bench from before the option resumes without it."""
+    from amago_studies.bench_memory import plan_groups
+    from amago_studies.bench_memory_cmd import _settings
+    from amago_studies.bench_memory_report import _options_lines
+
+    options = ["rnn:d_hidden=24", "gru:optim.learning_rate=0.002"]  # an alias names the memory too
+    settings = _settings("gru,ff", "tmaze-passive", "1", "200", [], ["optim.learning_rate=0.003"], options)
+    assert settings.memory_options == (
+        ("gru", "traj_encoder.d_hidden=24"),
+        ("gru", "optim.learning_rate=0.002"),
+    )
+    configs = {group.memory: group.config for group in plan_groups(tmp_path / "out", settings)}
+    assert configs["gru"]["traj_encoder"]["d_hidden"] == 24
+    assert configs["gru"]["optim"]["learning_rate"] == 0.002  # after the -o item: the memory's own wins
+    assert configs["ff"]["optim"]["learning_rate"] == 0.003
+    assert "d_hidden" not in configs["ff"]["traj_encoder"]  # ff has no such option: it never saw the item
+
+    record = settings.record()
+    assert record["memory_options"] == ["gru:traj_encoder.d_hidden=24", "gru:optim.learning_rate=0.002"]
+    assert settings.difference(record) is None
+    plain = _settings("gru,ff", "tmaze-passive", "1", "200", [], ["optim.learning_rate=0.003"], [])
+    assert settings.difference(plain.record()).startswith("no --memory-option, not --memory-option gru:")
+    older = {key: value for key, value in plain.record().items() if key != "memory_options"}
+    assert plain.difference(older) is None
+    assert _options_lines(settings) == [
+        "",
+        "Every memory's runs: -o optim.learning_rate=0.003.",
+        "gru's runs also: -o traj_encoder.d_hidden=24 -o optim.learning_rate=0.002.",
+    ]

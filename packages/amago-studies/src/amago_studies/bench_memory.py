@@ -75,6 +75,12 @@ class Settings:
     configs: tuple[Path, ...] = ()
     digests: tuple[str, ...] = ()
     overrides: tuple[str, ...] = ()
+    memory_options: tuple[tuple[str, str], ...] = ()
+    """``--memory-option`` items as (memory, ``section.key=value``), in order: ``-o`` items of one memory's runs."""
+
+    def overrides_of(self, memory: str) -> tuple[str, ...]:
+        """The ``-o`` items of ``memory``'s runs: every memory's, then its own (a later item wins)."""
+        return (*self.overrides, *(item for name, item in self.memory_options if name == memory))
 
     def record(self) -> dict[str, Any]:
         return {
@@ -86,6 +92,7 @@ class Settings:
                 {"path": str(p), "sha256": d} for p, d in zip(self.configs, self.digests, strict=True)
             ],
             "overrides": list(self.overrides),
+            "memory_options": [f"{name}:{item}" for name, item in self.memory_options],
         }
 
     def difference(self, recorded: Any) -> str | None:
@@ -113,6 +120,15 @@ class Settings:
             old = theirs.get("overrides")
             shown = " ".join(f"-o {item}" for item in old) if isinstance(old, list) else "?"
             return f"{shown or 'no -o'}, not {' '.join(f'-o {item}' for item in self.overrides) or 'no -o'}"
+        old_options = theirs.get("memory_options", [])  # benches from before --memory-option have none
+        if old_options != mine["memory_options"]:
+            shown = (
+                " ".join(f"--memory-option {item}" for item in old_options)
+                if isinstance(old_options, list)
+                else "?"
+            )
+            given = " ".join(f"--memory-option {item}" for item in mine["memory_options"])
+            return f"{shown or 'no --memory-option'}, not {given or 'no --memory-option'}"
         return None
 
 
@@ -223,7 +239,7 @@ def resolve_group(
 
     flags = cli_flags(env=task, traj_encoder=memory)
     try:
-        plan = plan_run(settings.configs, flags, settings.overrides, default_job=default_job())
+        plan = plan_run(settings.configs, flags, settings.overrides_of(memory), default_job=default_job())
         plan = size_run(
             plan, budget=None, steps=str(settings.steps), smoke=False, announce=False, debug=False
         )

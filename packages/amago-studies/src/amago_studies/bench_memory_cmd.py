@@ -74,6 +74,14 @@ def memory_command(
     ] = "3",
     config: ConfigFiles = None,
     override: Overrides = None,
+    memory_option: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--memory-option",
+            help="MEMORY:KEY=VALUE: an option of one memory's runs only, e.g. gru:d_hidden=128 (a KEY without a "
+            "section is the memory's own, traj_encoder.KEY) or gru:optim.learning_rate=3e-4; repeatable, after the -o items.",
+        ),
+    ] = None,
     baseline: Annotated[
         str | None,
         typer.Option(
@@ -119,12 +127,12 @@ def memory_command(
 ) -> None:
     """Train memories (trajectory encoders) on a set of tasks, N seeds each at one env-step budget, and compare them on one table.
 
-    Each (task, memory) pair is a seed group OUT/TASK/MEMORY/seed_K as `amago run --seeds` makes it: its config is resolved and sized once (`--env TASK --traj-encoder MEMORY --steps STEPS` over the -c files and -o items), and each seed is a child `amago run`, --parallel at a time; a run that fails is one line and the others go on. The same command again resumes: finished runs are kept, stopped ones continue from their checkpoint, failed ones are tried again; a folder started with other memories, tasks, seeds, --steps, -c or -o is refused in one line. The report (OUT/bench.md, also printed; OUT/bench.png; the results in OUT/bench.json) has one row per memory: its normalised score per task, (score - floor) / (best - floor), with floor a random policy's mean return measured here (OUT/floors.json) and best the --best value, else the best return the task's env suite declares, else the best score of the bench; rliable's IQM across tasks and seeds and the probability of improvement over --baseline, each with its 95 % stratified-bootstrap interval; updates/s, env steps/s, policy steps/s and peak RSS. No file is written through a symlink. Exit 1 when a run failed or is missing (the report names it). Needs rliable: pip install 'amago-studies\\[compare]'.
+    Each (task, memory) pair is a seed group OUT/TASK/MEMORY/seed_K as `amago run --seeds` makes it: its config is resolved and sized once (`--env TASK --traj-encoder MEMORY --steps STEPS` over the -c files and -o items), and each seed is a child `amago run`, --parallel at a time; a run that fails is one line and the others go on. The same command again resumes: finished runs are kept, stopped ones continue from their checkpoint, failed ones are tried again; a folder started with other memories, tasks, seeds, --steps, -c, -o or --memory-option is refused in one line. The report (OUT/bench.md, also printed; OUT/bench.png; the results in OUT/bench.json) has one row per memory: its normalised score per task, (score - floor) / (best - floor), with floor a random policy's mean return measured here (OUT/floors.json) and best the --best value, else the best return the task's env suite declares, else the best score of the bench; rliable's IQM across tasks and seeds and the probability of improvement over --baseline, each with its 95 % stratified-bootstrap interval; updates/s, env steps/s, policy steps/s and peak RSS. No file is written through a symlink. Exit 1 when a run failed or is missing (the report names it). Needs rliable: pip install 'amago-studies\\[compare]'.
     """
     from amago_studies import bench_memory as bench
 
     with one_line_errors(debugging(debug), usage=True):
-        settings = _settings(memories, tasks, seeds, steps, config or [], override or [])
+        settings = _settings(memories, tasks, seeds, steps, config or [], override or [], memory_option or [])
         chosen = _checked_report_options(settings, baseline, best or [], last, reps, floor_episodes, parallel)
         record = bench.check_out(out, settings)
         groups = bench.plan_groups(out, settings)
@@ -174,7 +182,13 @@ def memory_command(
 
 
 def _settings(
-    memories: str, tasks: str, seeds: str, steps: str, configs: list[Path], overrides: list[str]
+    memories: str,
+    tasks: str,
+    seeds: str,
+    steps: str,
+    configs: list[Path],
+    overrides: list[str],
+    memory_options: list[str],
 ) -> Settings:
     """The settings that decide the runs, each checked (one line on a bad one, before anything is created)."""
     from amago_studies.bench_memory import Settings
@@ -192,7 +206,36 @@ def _settings(
         configs=tuple(Path(path).absolute() for path in configs),
         digests=tuple(_file_digest(path) for path in configs),
         overrides=tuple(overrides),
+        memory_options=tuple(_checked_memory_option(item, names) for item in memory_options),
     )
+
+
+def _checked_memory_option(item: str, memories: Sequence[str]) -> tuple[str, str]:
+    """``MEMORY:KEY=VALUE`` as (the memory as --memories lists it, ``section.key=value``); a KEY without a section
+    is the memory's own option (``traj_encoder.KEY``).
+
+    Raises:
+        BenchError: no ``MEMORY:``, no ``KEY=``, or a memory not in --memories.
+    """
+    from amago_core.plugins import registries
+    from amago_core.plugins.errors import PluginError
+    from amago_studies.bench_memory import BenchError
+
+    name, colon, setting = item.partition(":")
+    key, equals, _ = setting.partition("=")
+    if not colon or not equals or not name.strip() or not key.strip():
+        raise BenchError(f"--memory-option {item!r}: write MEMORY:KEY=VALUE, e.g. gru:d_hidden=128")
+    registry = registries().traj_encoders
+    try:
+        wanted = registry.check_buildable(name.strip()).name
+    except PluginError:
+        wanted = None
+    found = [memory for memory in memories if registry.check_buildable(memory).name == wanted]
+    if not found:
+        raise BenchError(
+            f"--memory-option {item}: {name.strip()!r} is not one of --memories ({', '.join(memories)}); name one"
+        )
+    return found[0], setting.strip() if "." in key else f"traj_encoder.{setting.strip()}"
 
 
 def _checked_report_options(

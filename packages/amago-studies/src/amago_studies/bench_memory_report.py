@@ -334,6 +334,18 @@ def _header(result: Mapping[str, Any]) -> str:
     )
 
 
+def _options_lines(settings: Settings) -> list[str]:
+    """The options the runs were given beyond --env, --traj-encoder and --steps (none: no line), so that a table
+    of memories at other sizes says so."""
+    given = [f"-c {path.name}" for path in settings.configs] + [f"-o {item}" for item in settings.overrides]
+    lines = [f"Every memory's runs: {' '.join(given)}."] if given else []
+    for memory in settings.memories:
+        own = [item for name, item in settings.memory_options if name == memory]
+        if own:
+            lines.append(f"{memory}'s runs also: {' '.join(f'-o {item}' for item in own)}.")
+    return ["", *lines] if lines else []
+
+
 def markdown(result: Mapping[str, Any], settings: Settings) -> str:
     """``bench.md``: the header, the main table (one row per memory), raw scores per task, and what is missing."""
     tasks, baseline = result["tasks"], result["baseline"]
@@ -362,6 +374,7 @@ def markdown(result: Mapping[str, Any], settings: Settings) -> str:
         "env steps per second of training wall time (a run does not time collection and learning apart), policy "
         "steps/s = validation's env steps per second (acting alone); peak RSS = the child's largest process "
         "(wait4's ru_maxrss).",
+        *_options_lines(settings),
         "",
         f"| memory | {' | '.join(settings.tasks)} | IQM [95 % CI] | P(> {baseline}) [95 % CI] | updates/s | env steps/s | "
         "policy steps/s | peak RSS GiB | runs |",
