@@ -258,7 +258,10 @@ class CriticEnsemble(nn.Module):
         return self.dropout(F.leaky_relu(h, self.negative_slope, inplace=True) if self.leaky else self.act(h))
 
     def _trunk(self, h: torch.Tensor) -> torch.Tensor:
-        h = self._activate(h)
+        """The layers after the first: ``(C, ..., d_hidden)`` pre-activations -> ``(C, N, out)``."""
+        # Activated before it is flattened: the in-place activation must not write through a view (autograd
+        # would rebuild the view's whole base in backward, 12 % of a continuous-action update on a CPU).
+        h = self._activate(h).reshape(self.num_critics, -1, h.shape[-1])
         for layer in self.hidden:
             h = self._activate(layer(h))
         return self.out(h)
@@ -302,9 +305,12 @@ class CriticEnsemble(nn.Module):
         if self.inp_extra is None:  # built whenever action_input is True
             msg = "CriticEnsemble: action_input=True but the (gamma, action) input layer is missing."
             raise RuntimeError(msg)
-        h_extra = self.inp_extra.forward_shared(extra.reshape(-1, extra.shape[-1]))  # (C, K*B*T*G, d)
-        h_extra = h_extra.reshape(self.num_critics, samples, batch * steps, self.num_gammas, -1)
-        h = h_extra + h_state.reshape(self.num_critics, 1, batch * steps, 1, -1)
-        out = self._trunk(h.reshape(self.num_critics, -1, h.shape[-1]))  # (C, K*B*T*G, out)
-        out = out.reshape(self.num_critics, samples, batch, steps, self.num_gammas, self.out_dim)
-        return out.permute(1, 2, 3, 0, 4, 5)
+        # Rows ordered (sample, gamma, step), so that the state's share broadcasts over the first two dimensions
+        # and the sum is a tensor of its own (see _trunk).
+        extra = extra.permute(0, 3, 1, 2, 4).reshape(-1, extra.shape[-1])  # (K*G*B*T, 1 + A)
+        h_extra = self.inp_extra.forward_shared(extra)  # (C, K*G*B*T, d)
+        h_extra = h_extra.view(self.num_critics, samples * self.num_gammas, batch * steps, -1)
+        h = h_extra + h_state.view(self.num_critics, 1, batch * steps, -1)
+        out = self._trunk(h)  # (C, K*G*B*T, out)
+        out = out.reshape(self.num_critics, samples, self.num_gammas, batch, steps, self.out_dim)
+        return out.permute(1, 3, 4, 0, 2, 5)
