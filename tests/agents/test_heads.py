@@ -80,6 +80,30 @@ def test_continuous_critics_fold_gammas_and_samples() -> None:
         torch.testing.assert_close(out[k, b, t, c, g], member_forward(critics, c, x), atol=1e-5, rtol=1e-5)
 
 
+def _backward_nodes(output: torch.Tensor) -> set[str]:
+    """The names of every node in ``output``'s autograd graph."""
+    seen, names, stack = set(), set(), [output.grad_fn]
+    while stack:
+        node = stack.pop()
+        if node is None or node in seen:
+            continue
+        seen.add(node)
+        names.add(type(node).__name__)
+        stack.extend(parent for parent, _ in node.next_functions)
+    return names
+
+
+def test_critics_with_action_inputs_never_activate_in_place_through_a_view() -> None:
+    """An in-place activation on a reshape view makes autograd rebuild the view's whole base in backward
+    (``CopySlices``): 12 % of a continuous-action update on a CPU. The activations stay in place (no extra copy)."""
+    critics = CriticEnsemble(6, 2, GAMMAS, 4, CriticHeadConfig(d_hidden=8, n_layers=2), action_input=True)
+    state = torch.randn(3, 5, 6, requires_grad=True)
+    values = critics(state, torch.rand(2, 3, 5, len(GAMMAS), 2) * 2 - 1)
+    nodes = _backward_nodes(values)
+    assert "CopySlices" not in nodes
+    assert "LeakyReluBackward1" in nodes  # the in-place form (LeakyReluBackward0 is the out-of-place one)
+
+
 def test_discrete_critics_take_exact_expectations() -> None:
     torch.manual_seed(0)
     critics = CriticEnsemble(6, 4, GAMMAS, 2, CriticHeadConfig(d_hidden=8), action_input=False)
