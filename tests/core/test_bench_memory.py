@@ -219,6 +219,22 @@ def test_a_failing_memory_is_one_line_and_the_others_finish(fake_distribution, t
             ["--memories", "gru", "--tasks", "tmaze-passive", "--memory-option", "d_hidden=8"],
             "--memory-option 'd_hidden=8': write MEMORY:KEY=VALUE",
         ),
+        (
+            ["--memories", "gru,rnn", "--tasks", "tmaze-passive"],
+            "--memories lists 'gru' and 'rnn', one memory (rnn): list it once, or give each its own label",
+        ),
+        (["--memories", "gru,gru@a/b", "--tasks", "tmaze-passive"], "--memories: 'gru@a/b' has a bad label"),
+        (
+            [
+                "--memories",
+                "gru,gru@wide",
+                "--tasks",
+                "tmaze-passive",
+                "--memory-option",
+                "gru@narrow:d_hidden=8",
+            ],
+            "--memory-option gru@narrow:d_hidden=8: 'gru@narrow' is not one of --memories (gru, gru@wide)",
+        ),
     ],
 )
 def test_bad_input_is_one_line_and_creates_nothing(tmp_path, args, words):
@@ -451,3 +467,25 @@ def test_a_memory_option_reaches_that_memory_s_runs_only_and_is_part_of_the_benc
         "Every memory's runs: -o optim.learning_rate=0.003.",
         "gru's runs also: -o traj_encoder.d_hidden=24 -o optim.learning_rate=0.002.",
     ]
+
+
+def test_one_memory_at_two_sizes_is_two_labelled_rows(tmp_path):
+    """``gru@small,gru@wide`` trains the GRU twice, each label with its own options and folder; an alias names
+    the same labelled entry, and the baseline may be a label."""
+    from amago_studies.bench_memory import plan_groups
+    from amago_studies.bench_memory_cmd import _checked_report_options, _settings
+
+    options = ["gru@small:d_hidden=16", "RNN@Wide:d_hidden=48"]
+    settings = _settings("gru@small,gru@wide", "tmaze-passive", "1", "200", [], [], options)
+    assert settings.memories == ("gru@small", "gru@wide")
+    assert settings.memory_options == (
+        ("gru@small", "traj_encoder.d_hidden=16"),
+        ("gru@wide", "traj_encoder.d_hidden=48"),
+    )
+    groups = {group.memory: group for group in plan_groups(tmp_path / "out", settings)}
+    assert groups["gru@small"].config["traj_encoder"]["kind"] == "rnn"
+    assert groups["gru@small"].config["traj_encoder"]["d_hidden"] == 16
+    assert groups["gru@wide"].config["traj_encoder"]["d_hidden"] == 48
+    assert groups["gru@wide"].seeds.root == tmp_path / "out" / "tmaze-passive" / "gru@wide"
+    chosen = _checked_report_options(settings, "gru@wide", [], 3, 200, 10, 1)
+    assert chosen["baseline"] == "gru@wide"

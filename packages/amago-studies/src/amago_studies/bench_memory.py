@@ -237,7 +237,7 @@ def resolve_group(
     from amago_studies.child_runs import connect_overrides
     from amago_tools.sizing.run_options import size_run
 
-    flags = cli_flags(env=task, traj_encoder=memory)
+    flags = cli_flags(env=task, traj_encoder=memory.partition("@")[0])  # gru@wide is a gru
     try:
         plan = plan_run(settings.configs, flags, settings.overrides_of(memory), default_job=default_job())
         plan = size_run(

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import hashlib
 import math
+import re
 import shlex
 import sys
 from collections.abc import Sequence
@@ -35,6 +36,8 @@ DEFAULT_REPS = 2_000
 """As ``amago_studies.compare.DEFAULT_REPS`` (repeated: that module imports numpy)."""
 DEFAULT_LAST = 3
 """Val evaluations a run's score averages, as a sweep's default ``last``."""
+LABEL_PATTERN = re.compile(r"[A-Za-z0-9._-]+")
+"""A memory's label (``gru@wide``): it names a folder of the bench."""
 DEFAULT_FLOOR_EPISODES = 100
 FLOOR_EPISODES_MAX = 100_000
 
@@ -52,7 +55,8 @@ def memory_command(
         str,
         typer.Option(
             "--memories",
-            help="Trajectory encoders, comma-separated (gru,transformer,ffm; see `amago list traj-encoders`).",
+            help="Trajectory encoders, comma-separated (gru,transformer,ffm; see `amago list traj-encoders`); "
+            "NAME@LABEL lists one encoder again under its own label (gru@small,gru@wide), for --memory-option.",
         ),
     ],
     tasks: Annotated[
@@ -212,25 +216,23 @@ def _settings(
 
 def _checked_memory_option(item: str, memories: Sequence[str]) -> tuple[str, str]:
     """``MEMORY:KEY=VALUE`` as (the memory as --memories lists it, ``section.key=value``); a KEY without a section
-    is the memory's own option (``traj_encoder.KEY``).
+    is the memory's own option (``traj_encoder.KEY``). MEMORY names one entry of --memories, label included
+    (``gru@wide:d_hidden=512``).
 
     Raises:
         BenchError: no ``MEMORY:``, no ``KEY=``, or a memory not in --memories.
     """
-    from amago_core.plugins import registries
-    from amago_core.plugins.errors import PluginError
     from amago_studies.bench_memory import BenchError
 
     name, colon, setting = item.partition(":")
     key, equals, _ = setting.partition("=")
     if not colon or not equals or not name.strip() or not key.strip():
         raise BenchError(f"--memory-option {item!r}: write MEMORY:KEY=VALUE, e.g. gru:d_hidden=128")
-    registry = registries().traj_encoders
     try:
-        wanted = registry.check_buildable(name.strip()).name
-    except PluginError:
+        wanted: tuple[str, str] | None = _memory_key(name.strip(), "--memory-option")
+    except BenchError:
         wanted = None
-    found = [memory for memory in memories if registry.check_buildable(memory).name == wanted]
+    found = [memory for memory in memories if _memory_key(memory, "--memories") == wanted]
     if not found:
         raise BenchError(
             f"--memory-option {item}: {name.strip()!r} is not one of --memories ({', '.join(memories)}); name one"
@@ -329,30 +331,50 @@ def _split_list(text: str, flag: str) -> list[str]:
 
 def _checked_memories(names: Sequence[str]) -> list[str]:
     """The memories as folder names (``amago.traj_encoders`` names, normalised: ``linear-attention`` ->
-    ``linear_attention``), each checked to be registered and installed.
+    ``linear_attention``; ``NAME@LABEL`` keeps its label), each checked to be registered and installed.
 
     Raises:
-        BenchError: an unknown name (the line lists the registered ones), a missing requirement, or two names
-            of one memory (``gru`` and ``rnn``).
+        BenchError: an unknown name (the line lists the registered ones), a missing requirement, a bad label, or
+            two names of one memory under one label (``gru`` and ``rnn``).
+    """
+    from amago_core.plugins.registry import normalize_name
+    from amago_studies.bench_memory import BenchError
+
+    seen: dict[tuple[str, str], str] = {}
+    for name in names:
+        key = _memory_key(name, "--memories")
+        if key in seen:
+            raise BenchError(
+                f"--memories lists {seen[key]!r} and {name!r}, one memory ({key[0]}): list it once, or give each "
+                "its own label (gru@small,gru@wide)"
+            )
+        seen[key] = name
+    return [normalize_name(name) for name in names]
+
+
+def _memory_key(name: str, flag: str) -> tuple[str, str]:
+    """``NAME[@LABEL]`` as (the registered trajectory encoder, the label or ""): two entries of one key are one
+    memory.
+
+    Raises:
+        BenchError: an unknown or uninstalled encoder, or a label outside ``A-Za-z0-9._-``.
     """
     from amago_core.plugins import registries
     from amago_core.plugins.errors import PluginError
     from amago_core.plugins.registry import normalize_name
     from amago_studies.bench_memory import BenchError
 
-    registry = registries().traj_encoders
-    seen: dict[str, str] = {}
-    for name in names:
-        try:
-            canonical = registry.check_buildable(name).name
-        except PluginError as exc:
-            raise BenchError(f"--memories: {exc}") from None
-        if canonical in seen:
-            raise BenchError(
-                f"--memories lists {seen[canonical]!r} and {name!r}, one memory ({canonical}): list it once"
-            )
-        seen[canonical] = name
-    return [normalize_name(name) for name in names]
+    kind, at, label = name.partition("@")
+    if at and not LABEL_PATTERN.fullmatch(label):
+        raise BenchError(
+            f"{flag}: {name!r} has a bad label: write NAME@LABEL with a label of letters, digits, '.', '_' or '-' "
+            "(gru@wide)"
+        )
+    try:
+        canonical = registries().traj_encoders.check_buildable(kind.strip()).name
+    except PluginError as exc:
+        raise BenchError(f"{flag}: {exc}") from None
+    return canonical, normalize_name(label)
 
 
 def _checked_tasks(tasks: Sequence[str]) -> list[str]:
