@@ -11,7 +11,7 @@ import math
 import re
 import shlex
 import sys
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
@@ -199,7 +199,8 @@ def _settings(
     from amago_studies.seeds import parse_seeds
     from amago_tools.sizing.run_options import parse_steps
 
-    names = _checked_memories(_split_list(memories, "--memories"))
+    by_key = _checked_memories(_split_list(memories, "--memories"))
+    names = list(by_key.values())
     env_ids = _checked_tasks(_split_list(tasks, "--tasks"))
     seed_list = parse_seeds(seeds)
     return Settings(
@@ -210,14 +211,14 @@ def _settings(
         configs=tuple(Path(path).absolute() for path in configs),
         digests=tuple(_file_digest(path) for path in configs),
         overrides=tuple(overrides),
-        memory_options=tuple(_checked_memory_option(item, names) for item in memory_options),
+        memory_options=tuple(_checked_memory_option(item, by_key) for item in memory_options),
     )
 
 
-def _checked_memory_option(item: str, memories: Sequence[str]) -> tuple[str, str]:
+def _checked_memory_option(item: str, memories: Mapping[tuple[str, str], str]) -> tuple[str, str]:
     """``MEMORY:KEY=VALUE`` as (the memory as --memories lists it, ``section.key=value``); a KEY without a section
     is the memory's own option (``traj_encoder.KEY``). MEMORY names one entry of --memories, label included
-    (``gru@wide:d_hidden=512``).
+    (``gru@wide:d_hidden=512``); ``memories`` maps each entry's :func:`_memory_key` to it.
 
     Raises:
         BenchError: no ``MEMORY:``, no ``KEY=``, or a memory not in --memories.
@@ -229,15 +230,15 @@ def _checked_memory_option(item: str, memories: Sequence[str]) -> tuple[str, str
     if not colon or not equals or not name.strip() or not key.strip():
         raise BenchError(f"--memory-option {item!r}: write MEMORY:KEY=VALUE, e.g. gru:d_hidden=128")
     try:
-        wanted: tuple[str, str] | None = _memory_key(name.strip(), "--memory-option")
+        memory = memories.get(_memory_key(name.strip(), "--memory-option"))
     except BenchError:
-        wanted = None
-    found = [memory for memory in memories if _memory_key(memory, "--memories") == wanted]
-    if not found:
+        memory = None
+    if memory is None:
         raise BenchError(
-            f"--memory-option {item}: {name.strip()!r} is not one of --memories ({', '.join(memories)}); name one"
+            f"--memory-option {item}: {name.strip()!r} is not one of --memories ({', '.join(memories.values())}); "
+            "name one"
         )
-    return found[0], setting.strip() if "." in key else f"traj_encoder.{setting.strip()}"
+    return memory, setting.strip() if "." in key else f"traj_encoder.{setting.strip()}"
 
 
 def _checked_report_options(
@@ -329,9 +330,10 @@ def _split_list(text: str, flag: str) -> list[str]:
     return items
 
 
-def _checked_memories(names: Sequence[str]) -> list[str]:
+def _checked_memories(names: Sequence[str]) -> dict[tuple[str, str], str]:
     """The memories as folder names (``amago.traj_encoders`` names, normalised: ``linear-attention`` ->
-    ``linear_attention``; ``NAME@LABEL`` keeps its label), each checked to be registered and installed.
+    ``linear_attention``; ``NAME@LABEL`` keeps its label) by their :func:`_memory_key`, in order, each checked to
+    be registered and installed.
 
     Raises:
         BenchError: an unknown name (the line lists the registered ones), a missing requirement, a bad label, or
@@ -349,7 +351,7 @@ def _checked_memories(names: Sequence[str]) -> list[str]:
                 "its own label (gru@small,gru@wide)"
             )
         seen[key] = name
-    return [normalize_name(name) for name in names]
+    return {key: normalize_name(name) for key, name in seen.items()}
 
 
 def _memory_key(name: str, flag: str) -> tuple[str, str]:

@@ -42,9 +42,9 @@ def amago_run_options() -> list[RunOption]:
 def check_env_processes_before_planning(request: RunRequest) -> Generator[None, Any, Any]:
     """Checks the env processes of a run that is neither ``--dry-run`` nor ``--smoke`` against this machine,
     before any plugin's ``amago_plan_run`` sizes it (``--budget`` starts them); the plan is theirs."""
-    from amago_tools.preflight import check_before_planning
+    from amago_tools.preflight import check_run
 
-    check_before_planning(request)
+    check_run(request, smoke=False)
     return (yield)
 
 
@@ -61,11 +61,11 @@ def amago_run_planned(request: RunRequest) -> None:
     """Says how long a long run takes here before it trains, and checks a ``--smoke`` run's env processes
     against this machine; last, so a plugin that runs the plan its own way (amago-studies' ``--seeds``) has
     taken it over first."""
-    from amago_tools.preflight import check_smoke_run
+    from amago_tools.preflight import check_run
     from amago_tools.sizing.run_options import estimate_before_run
 
     estimate_before_run(request)
-    check_smoke_run(request)
+    check_run(request, smoke=True)
 
 
 @hookimpl

@@ -12,9 +12,9 @@ amago-tools adds both to ``amago run`` through amago-core's run hooks (``amago_t
   checks off (:func:`preflight_enabled`);
 - ``amago_plan_run``, around every plugin's sizing: a run that is neither ``--dry-run`` nor ``--smoke`` is
   checked before it is sized, since ``--budget`` starts the run's env processes to measure them
-  (:func:`check_before_planning`; a dry run with ``--budget`` is checked by the sizing itself);
+  (:func:`check_run`; a dry run with ``--budget`` is checked by the sizing itself);
 - ``amago_run_planned``, last: a ``--smoke`` run (not a dry run) is checked once it is sized, since the sizing
-  chose its actors (:func:`check_smoke_run`).
+  chose its actors (:func:`check_run` with ``smoke=True``).
 
 Torch-free.
 """
@@ -78,21 +78,13 @@ def preflight_enabled(flag_off: bool) -> bool:
     return not flag_off and os.environ.get(SKIP_VARIABLE, "") not in ("1", "true", "yes")
 
 
-def check_before_planning(request: RunRequest) -> None:
-    """The env processes of a run that is neither ``--dry-run`` nor ``--smoke``, checked before any plugin sizes
-    it (``amago_plan_run``): ``--budget``'s measurement starts them."""
+def check_run(request: RunRequest, *, smoke: bool) -> None:
+    """The env processes of the run ``request`` starts, checked against this machine, for the runs of one kind
+    (``smoke``: ``--smoke`` runs, or the others) and never a dry run. The others are checked before any plugin
+    sizes them (``amago_plan_run``: ``--budget``'s measurement starts them), ``--smoke`` runs once sized (the
+    sizing chose their actors; ``amago_run_planned``, after any plugin that runs the plan its own way)."""
     options = request.options
-    if options.get("smoke") or options.get("dry_run"):
-        return
-    if preflight_enabled(bool(options.get("no_preflight"))):
-        check_env_processes(request.plan.config)
-
-
-def check_smoke_run(request: RunRequest) -> None:
-    """The env processes of a ``--smoke`` run that is not a dry run, checked once it is sized (the sizing chose
-    its actors): ``amago_run_planned``, after any plugin that runs the plan its own way."""
-    options = request.options
-    if not options.get("smoke") or options.get("dry_run"):
+    if bool(options.get("smoke")) != smoke or options.get("dry_run"):
         return
     if preflight_enabled(bool(options.get("no_preflight"))):
         check_env_processes(request.plan.config)

@@ -59,7 +59,7 @@ def plan_sized(request: RunRequest) -> RunPlan | None:
     """``request.plan`` sized by ``--budget`` or ``--steps`` (None when neither is given); exits 2 on a bad one.
 
     A resumed run keeps its schedule. ``--budget`` measures a throw-away copy of the run, which starts its env
-    processes: on a dry run (which :func:`amago_tools.preflight.check_before_planning` leaves unchecked) they
+    processes: on a dry run (which :func:`amago_tools.preflight.check_run` leaves unchecked) they
     are checked against this machine first.
     """
     from amago_core.cli.errors import debugging
@@ -72,7 +72,7 @@ def plan_sized(request: RunRequest) -> RunPlan | None:
         return None
     if options.get("resume") is not None:
         fail(RESUME_KEEPS_SCHEDULE)
-    # Without --dry-run they were checked before any sizing (preflight.check_before_planning, around this hook;
+    # Without --dry-run they were checked before any sizing (preflight.check_run, around this hook;
     # --smoke with --budget is refused below).
     checks = preflight_enabled(bool(options.get("no_preflight")))
     if checks and budget and options.get("dry_run") and not smoke:
