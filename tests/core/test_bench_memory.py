@@ -151,6 +151,62 @@ def test_report_only_trains_nothing_and_lists_what_has_not_finished(finished_ben
     assert not new.exists()
 
 
+@pytest.mark.slow
+def test_a_bench_grows_by_a_memory_training_only_its_runs(finished_bench, tmp_path):
+    """The command with one more memory trains that memory's runs alone and reports every row; the runs already
+    finished are not touched, and the grown folder then refuses the old, smaller command in one line."""
+    import shutil
+
+    out = tmp_path / "copy"
+    shutil.copytree(finished_bench[0], out, symlinks=True)  # finished runs are read, never started, from here
+    metrics = {path: path.stat().st_mtime_ns for path in out.rglob("metrics.jsonl")}
+    grown = [arg if arg != "gru,ff" else "gru,ff,ff@again" for arg in BENCH]
+
+    result = bench(out, *grown, *BEST)
+    assert result.exit_code == 0, result.output
+    assert "4 run(s) to start, 0 to resume, 8 finished already" in result.stderr
+    assert {path: path.stat().st_mtime_ns for path in metrics} == metrics
+    assert len(list((out / "tmaze-active" / "ff@again").rglob("metrics.jsonl"))) == 2
+    rows = [line.split(" | ")[0] for line in result.stdout.splitlines() if line.startswith("| ")][1:4]
+    assert rows == ["| gru", "| ff", "| ff@again"]
+    assert json.loads((out / "bench.json").read_text())["settings"]["memories"] == ["gru", "ff", "ff@again"]
+
+    before = snapshot(out)
+    smaller = bench(out, *BENCH, *BEST)
+    assert smaller.exit_code == 2
+    assert smaller.stderr.count("\n") == 1, smaller.stderr
+    assert "started with --memories gru,ff,ff@again, not --memories gru,ff" in smaller.stderr
+    assert "more memories or tasks may be added" in smaller.stderr
+    assert snapshot(out) == before
+
+
+def test_what_a_bench_may_gain_and_what_it_must_keep():
+    """More memories or tasks grow a bench; fewer, other seeds, or another option for a memory it has do not. A
+    new memory's --memory-option is its own."""
+    from amago_studies.bench_memory_cmd import _settings
+
+    started = _settings("gru,ff", "tmaze-passive", "2", "200", [], [], ["gru:d_hidden=24"]).record()
+
+    def differs(
+        memories: str, tasks: str = "tmaze-passive", seeds: str = "2", options: tuple = ()
+    ) -> str | None:
+        return _settings(memories, tasks, seeds, "200", [], [], ["gru:d_hidden=24", *options]).difference(
+            started
+        )
+
+    assert differs("gru,ff") is None
+    assert differs("ff,gru,transformer", "tmaze-passive,tmaze-active") is None
+    assert differs("gru,ff,ff@wide", options=("ff@wide:d_hidden=64",)) is None
+    assert differs("gru") == "--memories gru,ff, not --memories gru"
+    assert differs("gru,ff", "tmaze-active") == "--tasks tmaze-passive, not --tasks tmaze-active"
+    assert differs("gru,ff", seeds="3") == "--seeds 0,1, not --seeds 0,1,2"
+    assert differs("gru,ff", options=("gru:d_hidden=32",)) == (
+        "--memory-option gru:traj_encoder.d_hidden=24, not "
+        "--memory-option gru:traj_encoder.d_hidden=24 --memory-option gru:traj_encoder.d_hidden=32"
+    )
+    assert differs("gru,ff", options=("ff:optim.learning_rate=0.01",)).startswith("--memory-option gru:")
+
+
 EXPLODES = '''
 from typing import Literal
 from amago_core.config import ComponentConfig

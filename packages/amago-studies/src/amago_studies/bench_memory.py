@@ -6,7 +6,8 @@ A bench folder ``OUT`` holds
 - ``bench.json`` (:data:`BENCH_RECORD`): the settings that decide the runs (memories, tasks, seeds, ``--steps``,
   the ``-c`` files' contents as sha256 digests, the ``-o`` items), each run's exit code, peak RSS and wall time,
   each session's date and load, and the last report's results. A later command on the folder must give the same
-  settings (it resumes); the report's own options (``--baseline``, ``--best``, ``--last``, ``--reps``) may change;
+  settings (it resumes), except that it may add memories or tasks (the bench grows: only the new pairs train);
+  the report's own options (``--baseline``, ``--best``, ``--last``, ``--reps``) may change;
 - ``floors.json``: each task's random-policy return, measured here through the suite's env maker and cached by
   the task's env config;
 - ``<task>/<memory>/``: a seed group as ``amago run --seeds`` makes it (:mod:`amago_studies.seeds`: its record,
@@ -97,13 +98,20 @@ class Settings:
 
     def difference(self, recorded: Any) -> str | None:
         """The first setting in which ``recorded`` (a record's ``settings``) differs, as ``--flag theirs, not
-        mine``; None when they agree. Memories, tasks and seeds compare as sets (their order only orders the
-        table); ``-o`` items in order (a later one wins)."""
+        mine``; None when they agree. A bench grows: ``recorded``'s memories and tasks need only be among mine (the
+        new pairs are runs of their own, and nothing trained changes), and a ``--memory-option`` of a new memory is
+        its own. Seeds compare as sets (each pair's seed group holds them), memories and tasks too (their order
+        only orders the table); ``-o`` items in order (a later one wins)."""
         mine = self.record()
         theirs = recorded if isinstance(recorded, dict) else {}
         for key, flag in (("memories", "--memories"), ("tasks", "--tasks"), ("seeds", "--seeds")):
             old = theirs.get(key)
-            if not isinstance(old, list) or sorted(map(str, old)) != sorted(map(str, mine[key])):
+            kept = set(map(str, mine[key]))
+            if (
+                not isinstance(old, list)
+                or (key == "seeds" and set(map(str, old)) != kept)
+                or not set(map(str, old)) <= kept
+            ):
                 shown = ",".join(map(str, old)) if isinstance(old, list) else "?"
                 return f"{flag} {shown}, not {flag} {','.join(map(str, mine[key]))}"
         if theirs.get("steps") != self.steps:
@@ -121,13 +129,16 @@ class Settings:
             shown = " ".join(f"-o {item}" for item in old) if isinstance(old, list) else "?"
             return f"{shown or 'no -o'}, not {' '.join(f'-o {item}' for item in self.overrides) or 'no -o'}"
         old_options = theirs.get("memory_options", [])  # benches from before --memory-option have none
-        if old_options != mine["memory_options"]:
+        had = set(map(str, theirs["memories"]))
+        if old_options != [item for item in mine["memory_options"] if item.partition(":")[0] in had]:
             shown = (
                 " ".join(f"--memory-option {item}" for item in old_options)
                 if isinstance(old_options, list)
                 else "?"
             )
-            given = " ".join(f"--memory-option {item}" for item in mine["memory_options"])
+            given = " ".join(
+                f"--memory-option {item}" for item in mine["memory_options"] if item.partition(":")[0] in had
+            )
             return f"{shown or 'no --memory-option'}, not {given or 'no --memory-option'}"
         return None
 
@@ -189,7 +200,7 @@ def check_out(out: Path, settings: Settings) -> dict[str, Any] | None:
     if differs is not None:
         raise BenchError(
             f"{out} is a bench started with {differs}: rerun with the settings it was started with to resume it "
-            "(see its bench.json), or give a new OUT for these"
+            "(see its bench.json; more memories or tasks may be added), or give a new OUT for these"
         )
     return record
 
