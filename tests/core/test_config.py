@@ -204,6 +204,47 @@ def test_options_a_later_kind_leaves_out_are_named_in_one_warning(tmp_path):
         assert own.traj_encoder.d_hidden == 64  # gru's own option: nothing left out
 
 
+def test_options_given_with_a_kind_that_a_later_source_switches_are_named_in_one_warning(tmp_path):
+    """A ``-c`` table that names its kind (``kind = "transformer"``, ``n_layers = 3``) under ``--traj-encoder gru``:
+    every option is dropped, even ``n_layers``, which gru has too; the warning names those no later source gave
+    again. Options kept (the same kind, or given after the choice) warn nothing."""
+    import warnings
+
+    from amago.default_job import DEFAULT_JOB
+    from amago_core.config.resolve import LeftOutOptionsWarning, resolve_config
+
+    file = tmp_path / "recipe.toml"
+    file.write_text(
+        '[traj_encoder]\nkind = "transformer"\nd_model = 128\nn_layers = 3\n'
+        '[env]\nid = "tmaze-passive"\ncorridor_length = 4\n'
+    )
+    with pytest.warns(LeftOutOptionsWarning) as caught:
+        config = resolve_config([file], {"traj_encoder": "gru"}, [], default_job=DEFAULT_JOB)
+    assert config.traj_encoder.n_layers == 2  # gru's default: the transformer's 3 did not carry over
+    assert [str(w.message) for w in caught] == [
+        "traj_encoder: d_model, n_layers given for transformer left out: a later source chose gru, which starts "
+        "from its own defaults (`amago show traj-encoders gru`)."
+    ]
+    with pytest.warns(LeftOutOptionsWarning) as caught:
+        again = resolve_config(
+            [file], {"traj_encoder": "gru"}, ["traj_encoder.n_layers=3"], default_job=DEFAULT_JOB
+        )
+    assert again.traj_encoder.n_layers == 3
+    assert [str(w.message).split(" left out")[0] for w in caught] == [
+        "traj_encoder: d_model given for transformer"
+    ]
+    with pytest.warns(LeftOutOptionsWarning) as caught:
+        resolve_config([file], {"env": "tmaze-active"}, [], default_job=DEFAULT_JOB)
+    assert [str(w.message) for w in caught] == [
+        "env: corridor_length given for tmaze-passive left out: a later source chose tmaze-active, which starts "
+        "from its own defaults."
+    ]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", LeftOutOptionsWarning)
+        kept = resolve_config([file], {"traj_encoder": "transformer"}, [], default_job=DEFAULT_JOB)
+        assert (kept.traj_encoder.d_model, kept.traj_encoder.n_layers) == (128, 3)
+
+
 JOB_WITH_ALTERNATIVE = {
     "agent": {
         "kind": "agent",

@@ -10,7 +10,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
 CORE = ROOT / "packages" / "amago-core" / "src" / "amago_core"
-CORE_LINES_AT_MOST = 18_145
+CORE_LINES_AT_MOST = 18_180
 """Issue 40 aims at 15,000 (AMAGO's whole package is 12,000); 17,862 is where stop 41 left core (after stop 40's
 experiment split and moves, the doctor's build check and the generated-docs block went to amago-tools, and every
 subpackage lost its repeated logic). Stop 42 added 258 for behaviour the kernel owns: ``file_format.py`` (a run's
@@ -33,7 +33,9 @@ hard-link refusal (appends, and amago-studies' SQLite study, which had its own c
 POPGym's 1; ``amago bench memory`` normalises by it when no ``--best`` is given), and 23 for
 ``config.resolve.warn_if_options_left_out``: a recipe's kind-less ``[traj_encoder]`` under ``--traj-encoder gru``
 was dropped without a word (the ladder's GRU trained at 2 x 256 from a 128-wide recipe); now one warning line.
-Stop 45 moved the env-process check before a run (``--no-preflight``) to amago-tools: -180."""
+Stop 45 moved the env-process check before a run (``--no-preflight``) to amago-tools: -180. Stop 46 added 35 for
+``config.resolve.warn_if_kind_switch_drops_options``: options given with their kind (``kind = "transformer"``,
+``n_layers = 3``) that a later ``--traj-encoder gru`` dropped were still dropped without a word."""
 FILE_LINES_AT_MOST = 600
 LONGER_FILES: dict[str, int] = {}
 """Files still over the per-file line, each at most its size when the line was drawn; splitting one removes it."""

@@ -29,6 +29,7 @@ from amago_core.config.sources import SourceFile, load_config, merge_layers, mer
 from amago_core.plugins.component_config import ComponentConfig
 from amago_core.plugins.errors import InvalidSpecError
 from amago_core.plugins.registry import Registries
+from amago_core.plugins.tables import deep_merge, slot_kind
 
 
 class PresetError(InvalidSpecError):
@@ -151,7 +152,8 @@ def plan_run(
     layers = read_sources(sources, flags, overrides, environ)
     user = merge_layers(layers, registries=registries)
     own_files = [file for file in sources if not file.is_record]
-    own = merge_layers(read_sources(own_files, flags, overrides, environ), registries=registries)
+    own_layers = read_sources(own_files, flags, overrides, environ)
+    own = merge_layers(own_layers, registries=registries)
     base = base_layer(user.get("env"), default_job, registries=registries)
     config = _validated(merge_layers(layers, base, registries=registries), registries)
     if base is not None:
@@ -160,6 +162,7 @@ def plan_run(
             config = _validated(merge_layers(layers, followed, registries=registries), registries)
     warn_if_memory_too_short(config)
     warn_if_options_left_out(own, config)
+    warn_if_kind_switch_drops_options(own_layers)
     return RunPlan(config, user, registries, sources, own)
 
 
@@ -181,6 +184,38 @@ def warn_if_options_left_out(own: Mapping[str, Any], config: ExperimentConfig) -
                 LeftOutOptionsWarning,
                 stacklevel=3,
             )
+
+
+def warn_if_kind_switch_drops_options(layers: Iterable[Mapping[str, Any]]) -> None:
+    """One warning per slot whose options a later source dropped by naming another kind (``[traj_encoder] kind =
+    "transformer"`` and ``n_layers = 3`` in a ``-c`` file, then ``--traj-encoder gru``) and no later source gave
+    again: even an option both kinds have does not carry over, which is easy to expect."""
+    merged: dict[str, Any] = {}
+    dropped: dict[str, tuple[str | None, set[str]]] = {}
+    for layer in layers:
+        for slot in (slot for slot in SLOT_KEYS if slot in layer):
+            before = merged.get(slot)
+            merged = deep_merge(merged, {slot: layer[slot]})
+            after = merged[slot] if isinstance(merged[slot], Mapping) else {}
+            if isinstance(before, Mapping) and (gone := set(before) - {"kind", "id"} - set(after)):
+                kind, earlier = dropped.get(slot, (_named(before, slot), set()))
+                dropped[slot] = (kind, earlier | gone)
+    for slot, (kind, gone) in dropped.items():
+        final = merged[slot] if isinstance(merged[slot], Mapping) else {}
+        if left := sorted(gone - set(final)):
+            chosen = _named(merged[slot], slot)
+            where = "" if slot == "env" else f" (`amago show {slot.replace('_', '-')}s {chosen}`)"
+            warnings.warn(
+                f"{slot}: {', '.join(left)} given for {kind or 'the default'} left out: a later source chose "
+                f"{chosen}, which starts from its own defaults{where}.",
+                LeftOutOptionsWarning,
+                stacklevel=3,
+            )
+
+
+def _named(value: Any, slot: str) -> str | None:
+    """The component a slot's value names, as written (``gru``, ``tmaze-active``); None for options alone."""
+    return value if isinstance(value, str) else slot_kind(value, slot) and value.get("id", value.get("kind"))
 
 
 def _validated(merged: Mapping[str, Any], registries: Registries | None) -> ExperimentConfig:
