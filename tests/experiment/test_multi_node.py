@@ -83,6 +83,16 @@ def _two_machines(
         for proc, out, err in launches:
             proc.wait(timeout=240)
             results.append((proc.returncode, out.read_text(), err.read_text()))
+    except subprocess.TimeoutExpired:
+        # A rank that died in C++ leaves the other waiting on a collective: show what each printed (a rare abort,
+        # "terminate called without an active exception", NOTES) instead of the bare timeout.
+        for proc, _, _ in launches:
+            proc.kill()
+        tails = [
+            f"machine {rank} (exit {proc.wait()}):\n{err.read_text()[-3000:]}"
+            for rank, (proc, _, err) in enumerate(launches)
+        ]
+        pytest.fail("a launcher ran past 240 s:\n" + "\n".join(tails))
     finally:
         for proc, _, _ in launches:
             if proc.poll() is None:
