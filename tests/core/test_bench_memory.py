@@ -113,7 +113,7 @@ def test_the_same_command_retrains_nothing_and_other_settings_are_refused(finish
     other = bench(out, *BENCH, "--steps", "300")  # the last --steps counts
     assert other.exit_code == 2
     assert other.stderr.count("\n") == 1, other.stderr
-    assert "started with --steps 200, not --steps 300" in other.stderr
+    assert "is a bench of --steps 200, not --steps 300" in other.stderr
     assert snapshot(out) == before
 
 
@@ -175,7 +175,7 @@ def test_a_bench_grows_by_a_memory_training_only_its_runs(finished_bench, tmp_pa
     smaller = bench(out, *BENCH, *BEST)
     assert smaller.exit_code == 2
     assert smaller.stderr.count("\n") == 1, smaller.stderr
-    assert "started with --memories gru,ff,ff@again, not --memories gru,ff" in smaller.stderr
+    assert "is a bench of --memories gru,ff,ff@again, not --memories gru,ff" in smaller.stderr
     assert "more memories or tasks may be added" in smaller.stderr
     assert snapshot(out) == before
 

@@ -199,8 +199,8 @@ def check_out(out: Path, settings: Settings) -> dict[str, Any] | None:
     differs = settings.difference(record["settings"])
     if differs is not None:
         raise BenchError(
-            f"{out} is a bench started with {differs}: rerun with the settings it was started with to resume it "
-            "(see its bench.json; more memories or tasks may be added), or give a new OUT for these"
+            f"{out} is a bench of {differs}: rerun with its settings to resume it (see its bench.json; more "
+            "memories or tasks may be added), or give a new OUT for these"
         )
     return record
 
