@@ -8,7 +8,6 @@ on a thread (SIGSEGV, stop 46's CI). Run alone, the Ray tests take their threads
 
 from __future__ import annotations
 
-import os
 import subprocess
 import sys
 from pathlib import Path
@@ -26,7 +25,5 @@ def test_the_ray_collector_cases_pass_in_their_own_process(request):
     command = [sys.executable, "-m", "pytest", str(CASES), "-p", "no:cacheprovider", "-q"]
     if selection:
         command += ["-m", selection]
-    result = subprocess.run(
-        command, cwd=ROOT, capture_output=True, text=True, env=os.environ.copy(), check=False
-    )
+    result = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, check=False)
     assert result.returncode in (0, NO_TESTS_SELECTED), f"{result.stdout[-8000:]}\n{result.stderr[-3000:]}"

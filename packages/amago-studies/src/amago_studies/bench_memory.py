@@ -130,15 +130,15 @@ class Settings:
             return f"{shown or 'no -o'}, not {' '.join(f'-o {item}' for item in self.overrides) or 'no -o'}"
         old_options = theirs.get("memory_options", [])  # benches from before --memory-option have none
         had = set(map(str, theirs["memories"]))
-        if old_options != [item for item in mine["memory_options"] if item.partition(":")[0] in had]:
+        # A memory the bench did not have brings its own options; those of the ones it had must agree.
+        of_theirs = [item for item in mine["memory_options"] if item.partition(":")[0] in had]
+        if old_options != of_theirs:
             shown = (
                 " ".join(f"--memory-option {item}" for item in old_options)
                 if isinstance(old_options, list)
                 else "?"
             )
-            given = " ".join(
-                f"--memory-option {item}" for item in mine["memory_options"] if item.partition(":")[0] in had
-            )
+            given = " ".join(f"--memory-option {item}" for item in of_theirs)
             return f"{shown or 'no --memory-option'}, not {given or 'no --memory-option'}"
         return None
 
